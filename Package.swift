@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+//
+// Perimeter — a geofencing engine.
+//
+// Data flows one way: readers → engine → delivery. The module graph mirrors it;
+// docs/architecture.md states which module may import which.
+import PackageDescription
+
+let package = Package(
+    name: "Perimeter",
+    products: [
+        .library(name: "PerimeterGeometry", targets: ["PerimeterGeometry"]),
+        .library(name: "PerimeterGeoJSON", targets: ["PerimeterGeoJSON"]),
+        .library(name: "PerimeterIndex", targets: ["PerimeterIndex"]),
+        .library(name: "PerimeterFences", targets: ["PerimeterFences"]),
+        .library(name: "PerimeterEngine", targets: ["PerimeterEngine"]),
+        .library(name: "PerimeterTracks", targets: ["PerimeterTracks"]),
+        .executable(name: "perimeter", targets: ["perimeter"]),
+    ],
+    targets: [
+        // MARK: Pure-Swift core: no I/O, no C modules.
+        .target(name: "PerimeterGeometry"),
+        .target(name: "PerimeterGeoJSON"),
+        .target(name: "PerimeterIndex", dependencies: ["PerimeterGeometry"]),
+        .target(name: "PerimeterFences", dependencies: ["PerimeterGeometry", "PerimeterGeoJSON", "PerimeterIndex"]),
+        .target(name: "PerimeterEngine", dependencies: ["PerimeterFences"]),
+        .target(name: "PerimeterTracks", dependencies: ["PerimeterEngine", "PerimeterGeoJSON", "PerimeterGeometry"]),
+        .target(name: "PerimeterSVG", dependencies: ["PerimeterEngine", "PerimeterFences"]),
+
+        // MARK: Composition: command-line parsing and wiring, file I/O.
+        .target(name: "PerimeterCLI", dependencies: [
+            "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterFences", "PerimeterEngine",
+            "PerimeterTracks", "PerimeterSVG",
+        ]),
+        .executableTarget(name: "perimeter", dependencies: ["PerimeterCLI"]),
+
+        // MARK: Tests
+        .target(name: "PerimeterTestSupport", path: "Sources/PerimeterTestSupport"),
+        .testTarget(name: "PerimeterGeometryTests", dependencies: ["PerimeterTestSupport", "PerimeterGeometry"]),
+        .testTarget(name: "PerimeterGeoJSONTests", dependencies: ["PerimeterTestSupport", "PerimeterGeoJSON"]),
+        .testTarget(name: "PerimeterIndexTests", dependencies: ["PerimeterTestSupport", "PerimeterIndex", "PerimeterGeometry"]),
+        .testTarget(name: "PerimeterFencesTests", dependencies: ["PerimeterTestSupport", "PerimeterFences", "PerimeterGeoJSON"]),
+        .testTarget(name: "PerimeterEngineTests", dependencies: ["PerimeterTestSupport", "PerimeterEngine", "PerimeterFences"]),
+        .testTarget(name: "PerimeterTracksTests", dependencies: ["PerimeterTestSupport", "PerimeterTracks", "PerimeterEngine"]),
+        .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
+    ]
+)
