@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "PerimeterGeoJSON"),
         .target(name: "PerimeterIndex", dependencies: ["PerimeterGeometry"]),
         .target(name: "PerimeterFences", dependencies: ["PerimeterGeometry", "PerimeterGeoJSON", "PerimeterIndex"]),
-        .target(name: "PerimeterEngine", dependencies: ["PerimeterFences"]),
+        .target(name: "PerimeterEngine", dependencies: ["PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry"]),
         .target(name: "PerimeterTracks", dependencies: ["PerimeterEngine", "PerimeterGeoJSON", "PerimeterGeometry"]),
         .target(name: "PerimeterSVG", dependencies: ["PerimeterEngine", "PerimeterFences"]),
 

@@ -8,7 +8,7 @@ public enum Fixtures {
     /// The fixtures folder, or `nil` when it is not there.
     public static let root: URL? = {
         if let path = ProcessInfo.processInfo.environment["PERIMETER_FIXTURES"], !path.isEmpty {
-            return URL(fileURLWithPath: path, isDirectory: true)
+            return FileManager.default.fileExists(atPath: path) ? URL(fileURLWithPath: path, isDirectory: true) : nil
         }
         // This file is <repo>/Sources/PerimeterTestSupport/Fixtures.swift; the fixtures are <repo>/../shared/fixtures.
         let repository = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()

@@ -1,1 +1,0 @@
-// Placeholder so the module builds; replaced by the module's real sources.

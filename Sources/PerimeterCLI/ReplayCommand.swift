@@ -1,0 +1,140 @@
+import Foundation
+import PerimeterEngine
+import PerimeterFences
+import PerimeterGeometry
+import PerimeterSVG
+import PerimeterTracks
+
+/// `perimeter replay`: recorded tracks against fences, events printed in time order.
+struct ReplayCommand {
+    static let help = """
+    Usage: perimeter replay --fences FILE --track FILE [--track FILE ...] [options]
+
+    Replays recorded location updates against a set of fences and prints the entry, dwell and exit
+    events in time order. Tracks of several devices are merged by time.
+
+    Options:
+      --fences FILE        GeoJSON fences (FeatureCollection, Feature or geometry). Required.
+      --track FILE         A track: .gpx, .nmea, .csv, .ndjson or .geojson (format from the extension,
+                           else sniffed). Repeat for several tracks. Required.
+      --device ID          Device id for tracks that name none (default: the file name without extension).
+      --dwell SECONDS      Dwell time for fences that set none (default: no dwell).
+      --radius METRES      Radius for Point, MultiPoint and line fences that set none.
+      --speed M/S          Simulate tracks that carry no times (GeoJSON lines, GPX without <time>) at
+                           this speed, one update per second, starting at 1970-01-01T00:00:00Z.
+      --format FORMAT      text (default): "Entered Firehole River at 17:22:23";
+                           ndjson: one JSON event per line (id, visitId, type, fenceId, deviceId, time, ...).
+      --svg FILE           Also draw the fences (coloured by their last event), tracks and events as SVG.
+      --strict             Treat every warning in the fence file as an error.
+      -h, --help           Show this help.
+    """
+
+    var fencesPath: String
+    var trackPaths: [String]
+    var device: DeviceID?
+    var dwell: Double?
+    var radius: Double?
+    var speed: Double?
+    var format: EventFormatter.Format = .text
+    var svgPath: String?
+    var strict = false
+
+    /// Parses the command's arguments; `nil` when help was requested.
+    init?(_ arguments: [String]) throws {
+        var args = Arguments(arguments, command: "replay")
+        if args.wantsHelp() { return nil }
+        let fences = try args.option("fences")
+        trackPaths = try args.options("track")
+        device = try args.option("device").map(DeviceID.init)
+        dwell = try args.number("dwell", in: 0...31_536_000)
+        radius = try args.number("radius", in: 0.001...20_037_508)
+        speed = try args.number("speed", in: 0.001...100_000)
+        format = try args.choice("format", EventFormatter.Format.allCases.map(\.rawValue)).flatMap(EventFormatter.Format.init) ?? .text
+        svgPath = try args.option("svg")
+        strict = args.flag("strict")
+        try args.finish()
+        guard let fences else { throw CommandLineError.usage("replay: --fences FILE is required (see 'perimeter replay --help')") }
+        fencesPath = fences
+        try validate()
+    }
+
+    func validate() throws {
+        if trackPaths.isEmpty {
+            throw CommandLineError.usage("replay: at least one --track FILE is required (see 'perimeter replay --help')")
+        }
+        if let device, device.rawValue.isEmpty { throw CommandLineError.usage("replay: --device must not be empty") }
+    }
+
+    static func run(_ arguments: [String], console: Console) throws -> Int32 {
+        guard let command = try ReplayCommand(arguments) else {
+            console.print(help)
+            return 0
+        }
+        return try command.run(console: console)
+    }
+
+    func run(console: Console) throws -> Int32 {
+        let fenceFile = try InputFiles.fences(fencesPath, options: FenceLoader.Options(defaultRadius: radius, strict: strict))
+        if let first = fenceFile.errors.first {
+            let more = fenceFile.errors.count > 1 ? " (and \(fenceFile.errors.count - 1) more; run 'perimeter validate \(fencesPath)')" : ""
+            throw CommandLineError.data(first + more)
+        }
+        if !fenceFile.warnings.isEmpty {
+            console.complain("\(fencesPath): \(fenceFile.warnings.count) warning\(fenceFile.warnings.count == 1 ? "" : "s") (run 'perimeter validate \(fencesPath)' to see them)")
+        }
+        let simulation = try speed.map { speed -> TrackSimulation in
+            guard let simulation = TrackSimulation(speed: speed) else {
+                throw CommandLineError.usage("replay: --speed \(speed) is not a usable speed")
+            }
+            return simulation
+        }
+        let (updates, warnings) = try InputFiles.tracks(trackPaths, reader: TrackReader(device: device, simulation: simulation))
+        for warning in warnings.prefix(5) { console.complain(warning) }
+        if warnings.count > 5 { console.complain("… and \(warnings.count - 5) more track warnings") }
+
+        let result = Self.replay(fences: fenceFile.fences, updates: updates, dwell: dwell, console: console)
+        let fences = FenceSet(fenceFile.fences)
+        let devices = Set(updates.map(\.device))
+        let formatter = EventFormatter(format: format, fences: fences, manyDevices: devices.count > 1)
+        var text = ""
+        for event in result.events {
+            text += formatter.line(for: event)
+            text += "\n"
+            if text.utf8.count > 1 << 16 {
+                console.output(text)
+                text = ""
+            }
+        }
+        console.output(text)
+        if !result.rejections.isEmpty {
+            console.complain("\(result.rejections.count) update\(result.rejections.count == 1 ? " was" : "s were") rejected; first: \(result.rejections[0])")
+        }
+        if let svgPath {
+            try Self.writeSVG(to: svgPath, fences: fenceFile.fences, updates: updates, events: result.events,
+                              title: "perimeter replay: \(result.events.count) events")
+        }
+        return 0
+    }
+
+    /// Runs the engine over `updates` (merged by time), drawing a progress bar for long inputs.
+    static func replay(fences: [Fence], updates: [LocationUpdate], dwell: Double?, console: Console) -> DetectionEngine.ReplayResult {
+        var engine = DetectionEngine(fences: fences, configuration: .init(defaultDwellTime: dwell))
+        var bar = ProgressBar(console: console, total: updates.count, label: "replaying")
+        return engine.replay(updates) { bar.update($0) }
+    }
+
+    /// Draws fences, the devices' tracks and the events into an SVG file.
+    static func writeSVG(to path: String, fences: [Fence], updates: [LocationUpdate], events: [GeofenceEvent], title: String) throws {
+        var paths: [DeviceID: [LocationUpdate]] = [:]
+        for update in updates { paths[update.device, default: []].append(update) }
+        let tracks = paths.keys.sorted().map { device in
+            (device: device, path: paths[device]!.sorted { $0.time < $1.time }.map(\.coordinate))
+        }
+        let svg = SVGMap(title: title).render(fences: fences, tracks: tracks, events: events)
+        do {
+            try Data(svg.utf8).write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw CommandLineError.cannotCreate("cannot write SVG file '\(path)': \(error.localizedDescription)")
+        }
+    }
+}

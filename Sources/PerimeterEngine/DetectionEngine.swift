@@ -1,0 +1,402 @@
+import Foundation
+import PerimeterFences
+import PerimeterGeoJSON
+import PerimeterGeometry
+
+/// Turns location updates into entry, dwell and exit events — the default semantics of Perimeter.
+///
+/// The engine is a synchronous value type: no locks, no I/O, no clock of its own. Time only moves when
+/// an update arrives or the caller calls ``advance(to:)``. For every accepted update of a device at
+/// time *t* it emits, in this order (docs/semantics.md):
+/// 1. **dwell** for every fence the device is inside whose dwell is due (entry time + dwell time ≤ *t*)
+///    and has not fired in this visit, at entry time + dwell time, ordered by time then fence id;
+/// 2. **exit** for every fence the device was inside that no longer contains the point, at *t*, by fence id;
+/// 3. **entry** for every fence that contains the point and the device was not known to be inside, at *t*,
+///    by fence id.
+///
+/// An update older than the device's last accepted update is rejected and changes nothing; equal times
+/// are accepted.
+public struct DetectionEngine: Sendable {
+    /// Engine-wide settings.
+    public struct Configuration: Hashable, Sendable {
+        /// Dwell time in seconds for fences that set none; `nil` for no dwell on such fences.
+        public var defaultDwellTime: Double?
+
+        /// Creates a configuration.
+        public init(defaultDwellTime: Double? = nil) {
+            self.defaultDwellTime = defaultDwellTime
+        }
+    }
+
+    /// Counters since the engine was created.
+    public struct Statistics: Hashable, Sendable {
+        /// Updates that were accepted and evaluated.
+        public var acceptedUpdates = 0
+        /// Updates that were rejected (out of order or invalid).
+        public var rejectedUpdates = 0
+        /// Events emitted, by kind.
+        public var entries = 0, dwells = 0, exits = 0
+    }
+
+    /// The engine's settings.
+    public let configuration: Configuration
+    /// Counters since the engine was created.
+    public private(set) var statistics = Statistics()
+
+    private(set) var fences: FenceSet
+    private var deviceSlots: [DeviceID: Int32] = [:]
+    private var devices: [DeviceState] = []
+    private var timers = DwellTimers()
+    private var scratch: [FenceSet.Slot] = []
+
+    /// Creates an engine watching `fences`.
+    public init(fences: FenceSet = FenceSet(), configuration: Configuration = Configuration()) {
+        self.fences = fences
+        self.configuration = configuration
+        self.fences.prepare()
+        scratch.reserveCapacity(64)
+    }
+
+    /// Creates an engine watching `fences`; a later fence replaces an earlier one with the same id.
+    public init(fences: [Fence], configuration: Configuration = Configuration()) {
+        self.init(fences: FenceSet(fences), configuration: configuration)
+    }
+
+    // MARK: - Fences
+
+    /// The fence set the engine watches.
+    public var fenceSet: FenceSet { fences }
+
+    /// The fence with `id`, if the engine watches one.
+    public func fence(id: FenceID) -> Fence? { fences.fence(id: id) }
+
+    /// Adds a fence, or replaces the one with the same id.
+    ///
+    /// A new fence's presence is unknown for every device: a device inside it gets an entry on its next
+    /// update. A replaced fence keeps every device's presence (and visit), and is re-evaluated on each
+    /// device's next update with its new shape and settings.
+    public mutating func upsert(_ fence: Fence) {
+        let (slot, replaced) = fences.upsert(fence)
+        if replaced { rescheduleDwells(inSlot: slot) }
+    }
+
+    /// Adds or replaces several fences; the index is rebuilt once.
+    public mutating func upsert<S: Sequence>(contentsOf newFences: S) where S.Element == Fence {
+        for fence in newFences { upsert(fence) }
+    }
+
+    /// Stops watching the fence with `id`. Presence in it is dropped and no event is emitted.
+    /// - Returns: the removed fence, or `nil` when the engine watched no such fence.
+    @discardableResult
+    public mutating func remove(id: FenceID) -> Fence? {
+        fences.remove(id: id)?.fence
+    }
+
+    /// Stops watching every fence (presence dropped, nothing emitted).
+    public mutating func removeAllFences() { fences.removeAll() }
+
+    // MARK: - Updates
+
+    /// Why an update was not accepted.
+    public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The update is older than the device's last accepted update.
+        case outOfOrder(device: DeviceID, time: Date, lastAccepted: Date)
+        /// The coordinate is not a position on Earth (not finite, or latitude beyond ±90).
+        case invalidCoordinate(device: DeviceID, coordinate: Coordinate)
+        /// The time is not finite.
+        case invalidTime(device: DeviceID)
+
+        public var description: String {
+            switch self {
+            case let .outOfOrder(device, time, last):
+                "update of device \(device) at \(RFC3339Text(time)) is older than its last accepted update at \(RFC3339Text(last))"
+            case let .invalidCoordinate(device, c):
+                "update of device \(device) has an invalid position: latitude \(c.latitude), longitude \(c.longitude)"
+            case let .invalidTime(device):
+                "update of device \(device) has an invalid time"
+            }
+        }
+    }
+
+    /// Evaluates one update and appends the events it causes to `events`.
+    ///
+    /// - Returns: `nil` when the update was accepted, else why it was rejected (state unchanged).
+    /// - Complexity: a point query on the fence index plus O(k log k) in the number of fences the device
+    ///   is inside or near; independent of the number of fences elsewhere.
+    @discardableResult
+    public mutating func process(_ update: LocationUpdate, into events: inout [GeofenceEvent]) -> Rejection? {
+        let t = update.time.timeIntervalSince1970
+        guard t.isFinite else {
+            statistics.rejectedUpdates += 1
+            return .invalidTime(device: update.device)
+        }
+        guard var coordinate = Self.normalised(update.coordinate) else {
+            statistics.rejectedUpdates += 1
+            return .invalidCoordinate(device: update.device, coordinate: update.coordinate)
+        }
+        if coordinate.longitude == 180 { coordinate.longitude = -180 }
+
+        let deviceSlot: Int32
+        if let existing = deviceSlots[update.device] {
+            deviceSlot = existing
+            let last = devices[Int(existing)].lastTime
+            if t < last {
+                statistics.rejectedUpdates += 1
+                return .outOfOrder(device: update.device, time: update.time,
+                                   lastAccepted: Date(timeIntervalSince1970: last))
+            }
+        } else {
+            deviceSlot = Int32(devices.count)
+            devices.append(DeviceState(id: update.device))
+            deviceSlots[update.device] = deviceSlot
+        }
+        statistics.acceptedUpdates += 1
+
+        fences.slots(containing: coordinate, into: &scratch)
+        evaluate(deviceSlot: deviceSlot, time: t, coordinate: coordinate, inside: scratch, into: &events)
+        return nil
+    }
+
+    /// Evaluates one update and returns the events it causes (empty when it was rejected).
+    public mutating func process(_ update: LocationUpdate) -> [GeofenceEvent] {
+        var events: [GeofenceEvent] = []
+        process(update, into: &events)
+        return events
+    }
+
+    /// Fires every dwell that falls due by `time` for devices that sent no update since (presence holds
+    /// between updates). Events are ordered by time, then device id, then fence id.
+    ///
+    /// - Complexity: O(d log n) for d dwells due among n pending dwell timers.
+    public mutating func advance(to time: Date, into events: inout [GeofenceEvent]) {
+        let now = time.timeIntervalSince1970
+        guard now.isFinite else { return }
+        var due: [GeofenceEvent] = []
+        while let timer = timers.popFirst(dueBy: now) {
+            let deviceIndex = Int(timer.device)
+            guard let m = devices[deviceIndex].inside.firstIndex(where: { $0.slot == timer.slot }),
+                  devices[deviceIndex].inside[m].visitSequence == timer.visitSequence,
+                  !devices[deviceIndex].inside[m].hasDwelled,
+                  let fence = fences[slot: timer.slot], let dwell = dwellTime(of: fence)
+            else { continue }
+            let dueTime = devices[deviceIndex].inside[m].entryTime + dwell
+            if dueTime > now {
+                timers.push(DwellTimer(due: dueTime, device: timer.device, slot: timer.slot,
+                                       visitSequence: timer.visitSequence))
+                continue
+            }
+            devices[deviceIndex].inside[m].hasDwelled = true
+            if fence.events.contains(.dwell), !isExpired(fence, at: dueTime) {
+                due.append(makeEvent(.dwell, fence: fence, device: devices[deviceIndex],
+                                     membership: devices[deviceIndex].inside[m], time: dueTime,
+                                     coordinate: devices[deviceIndex].lastCoordinate))
+            }
+        }
+        due.sort { ($0.time, $0.device, $0.fence) < ($1.time, $1.device, $1.fence) }
+        statistics.dwells += due.count
+        events.append(contentsOf: due)
+    }
+
+    /// Fires every dwell that falls due by `time` and returns the events.
+    public mutating func advance(to time: Date) -> [GeofenceEvent] {
+        var events: [GeofenceEvent] = []
+        advance(to: time, into: &events)
+        return events
+    }
+
+    // MARK: - State
+
+    /// The fences `device` is inside, ordered by fence id; empty for an unknown device.
+    public func presence(of device: DeviceID) -> [Presence] {
+        guard let slot = deviceSlots[device] else { return [] }
+        let state = devices[Int(slot)]
+        return state.inside.compactMap { m -> Presence? in
+            guard let fence = fences[slot: m.slot], !isExpired(fence, at: state.lastTime) else { return nil }
+            return Presence(fence: fence.id, since: Date(timeIntervalSince1970: m.entryTime),
+                            visitID: visitID(device: state.id, fence: fence.id, membership: m),
+                            hasDwelled: m.hasDwelled)
+        }.sorted { $0.fence < $1.fence }
+    }
+
+    /// The time of `device`'s last accepted update, or `nil` when it sent none.
+    public func lastUpdateTime(of device: DeviceID) -> Date? {
+        deviceSlots[device].map { Date(timeIntervalSince1970: devices[Int($0)].lastTime) }
+    }
+
+    /// The devices the engine has seen, in order of their first update.
+    public var knownDevices: [DeviceID] { devices.map(\.id) }
+
+    // MARK: - Core
+
+    private mutating func evaluate(deviceSlot: Int32, time t: Double, coordinate: Coordinate,
+                                   inside now: [FenceSet.Slot], into events: inout [GeofenceEvent]) {
+        let d = Int(deviceSlot)
+        var state = devices[d]
+        devices[d].inside = []  // keep the array uniquely referenced while we edit `state`
+
+        // 1. Dwells due by t, ordered by time then fence id.
+        fireDueDwells(of: &state, by: t, coordinate: coordinate, into: &events)
+
+        // Fast path: the device is inside exactly the fences it was inside, none of which expired.
+        if state.inside.count == now.count,
+           zip(state.inside, now).allSatisfy({ m, slot in
+               m.slot == slot && fences[slot: slot].map { !isExpired($0, at: t) } == true
+           }) {
+            state.finish(time: t, coordinate: coordinate)
+            devices[d] = state
+            return
+        }
+
+        // 2 and 3. Merge the old and new (ascending) slot lists.
+        var kept: [Membership] = []
+        kept.reserveCapacity(now.count)
+        var exits: [GeofenceEvent] = [], entries: [GeofenceEvent] = []
+        var i = 0, j = 0
+        while i < state.inside.count || j < now.count {
+            let old = i < state.inside.count ? state.inside[i].slot : .max
+            let new = j < now.count ? now[j] : .max
+            if old == new {
+                if let fence = fences[slot: old], !isExpired(fence, at: t) { kept.append(state.inside[i]) }
+                i += 1; j += 1
+            } else if old < new {
+                let m = state.inside[i]
+                i += 1
+                // Removed or expired fences drop their presence silently.
+                guard let fence = fences[slot: m.slot], !isExpired(fence, at: t) else { continue }
+                statistics.exits += fence.events.contains(.exit) ? 1 : 0
+                if fence.events.contains(.exit) {
+                    var event = makeEvent(.exit, fence: fence, device: state, membership: m, time: t,
+                                          coordinate: coordinate)
+                    event.timeInside = t - m.entryTime
+                    exits.append(event)
+                }
+            } else {
+                j += 1
+                guard let fence = fences[slot: new], !isExpired(fence, at: t) else { continue }
+                let m = Membership(slot: new, entryTime: t, visitSequence: state.updateCount)
+                kept.append(m)
+                if let dwell = dwellTime(of: fence) {
+                    timers.push(DwellTimer(due: t + dwell, device: deviceSlot, slot: new,
+                                           visitSequence: m.visitSequence))
+                }
+                if fence.events.contains(.entry) {
+                    statistics.entries += 1
+                    entries.append(makeEvent(.entry, fence: fence, device: state, membership: m, time: t,
+                                             coordinate: coordinate))
+                }
+            }
+        }
+        exits.sort { $0.fence < $1.fence }
+        entries.sort { $0.fence < $1.fence }
+        events.append(contentsOf: exits)
+        events.append(contentsOf: entries)
+
+        state.inside = kept
+        state.finish(time: t, coordinate: coordinate)
+        devices[d] = state
+    }
+
+    /// Appends the dwells of `state` due by `t` (time order, then fence id) and marks them fired.
+    private mutating func fireDueDwells(of state: inout DeviceState, by t: Double, coordinate: Coordinate,
+                                        into events: inout [GeofenceEvent]) {
+        var dwells: [GeofenceEvent] = []
+        for i in state.inside.indices where !state.inside[i].hasDwelled {
+            guard let fence = fences[slot: state.inside[i].slot], let dwell = dwellTime(of: fence) else { continue }
+            let due = state.inside[i].entryTime + dwell
+            guard due <= t else { continue }
+            state.inside[i].hasDwelled = true
+            if fence.events.contains(.dwell), !isExpired(fence, at: due) {
+                dwells.append(makeEvent(.dwell, fence: fence, device: state, membership: state.inside[i],
+                                        time: due, coordinate: coordinate))
+            }
+        }
+        guard !dwells.isEmpty else { return }
+        dwells.sort { ($0.time, $0.fence) < ($1.time, $1.fence) }
+        statistics.dwells += dwells.count
+        events.append(contentsOf: dwells)
+    }
+
+    private func dwellTime(of fence: Fence) -> Double? {
+        fence.dwellTime ?? configuration.defaultDwellTime
+    }
+
+    private func isExpired(_ fence: Fence, at t: Double) -> Bool {
+        guard let expiry = fence.expiresAt else { return false }
+        return t >= expiry.timeIntervalSince1970
+    }
+
+    /// Pushes fresh dwell timers for every device inside `slot` (its dwell time may have changed).
+    private mutating func rescheduleDwells(inSlot slot: FenceSet.Slot) {
+        guard let fence = fences[slot: slot], let dwell = dwellTime(of: fence) else { return }
+        for d in devices.indices {
+            for m in devices[d].inside where m.slot == slot && !m.hasDwelled {
+                timers.push(DwellTimer(due: m.entryTime + dwell, device: Int32(d), slot: slot,
+                                       visitSequence: m.visitSequence))
+            }
+        }
+    }
+
+    private func visitID(device: DeviceID, fence: FenceID, membership m: Membership) -> String {
+        var hash = StableHash()
+        hash.combine(device.rawValue)
+        hash.combine(fence.rawValue)
+        hash.combine(m.entryTime)
+        hash.combine(m.visitSequence)
+        return hash.hex
+    }
+
+    private func makeEvent(_ kind: GeofenceEventKind, fence: Fence, device: DeviceState, membership m: Membership,
+                           time: Double, coordinate: Coordinate) -> GeofenceEvent {
+        let visit = visitID(device: device.id, fence: fence.id, membership: m)
+        var hash = StableHash()
+        hash.combine(visit)
+        hash.combine(kind.rawValue)
+        return GeofenceEvent(id: hash.hex, visitID: visit, kind: kind, fence: fence.id, device: device.id,
+                             time: Date(timeIntervalSince1970: time), coordinate: coordinate)
+    }
+
+    private static func normalised(_ c: Coordinate) -> Coordinate? {
+        guard c.latitude.isFinite, c.longitude.isFinite, abs(c.latitude) <= 90 else { return nil }
+        guard abs(c.longitude) > 180 else { return c }
+        var lon = c.longitude.truncatingRemainder(dividingBy: 360)
+        if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
+        return Coordinate(latitude: c.latitude, longitude: lon)
+    }
+}
+
+// MARK: - Per-device state
+
+/// One device's presence: 48 bytes plus 24 per fence it is inside.
+struct DeviceState: Sendable {
+    var id: DeviceID
+    var lastTime: Double = -.infinity
+    var lastCoordinate = Coordinate(latitude: 0, longitude: 0)
+    /// Number of accepted updates; a visit is identified by the count at its entry.
+    var updateCount: UInt64 = 0
+    /// Fences the device is inside, ascending by slot.
+    var inside: [Membership] = []
+
+    init(id: DeviceID) { self.id = id }
+
+    mutating func finish(time: Double, coordinate: Coordinate) {
+        lastTime = time
+        lastCoordinate = coordinate
+        updateCount &+= 1
+    }
+}
+
+/// That a device is inside the fence in `slot`.
+struct Membership: Sendable {
+    var slot: FenceSet.Slot
+    var hasDwelled = false
+    var entryTime: Double
+    var visitSequence: UInt64
+
+    init(slot: FenceSet.Slot, entryTime: Double, visitSequence: UInt64) {
+        self.slot = slot
+        self.entryTime = entryTime
+        self.visitSequence = visitSequence
+    }
+}
+
+private func RFC3339Text(_ date: Date) -> String { RFC3339.string(from: date) }

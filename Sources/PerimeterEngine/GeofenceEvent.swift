@@ -1,0 +1,41 @@
+import Foundation
+import PerimeterFences
+import PerimeterGeometry
+
+/// Something that happened between one device and one fence: an entry, a dwell or an exit.
+///
+/// Events are deterministic: the same fences and the same updates in the same order give the same
+/// events with the same ids. An entry, the dwell that follows it and the exit that ends it share one
+/// ``visitID``.
+public struct GeofenceEvent: Hashable, Sendable {
+    /// Unique id of this event (32 hex digits), stable across runs: derived from the visit and the kind.
+    public var id: String
+    /// Id of the visit (32 hex digits) this event belongs to: shared by its entry, dwell and exit.
+    public var visitID: String
+    /// What happened.
+    public var kind: GeofenceEventKind
+    /// The fence.
+    public var fence: FenceID
+    /// The device.
+    public var device: DeviceID
+    /// When it happened. For entry and exit, the time of the update that showed it; for dwell, the entry
+    /// time plus the fence's dwell time.
+    public var time: Date
+    /// The device's location: the update that caused the event (for a dwell, the latest known location).
+    public var coordinate: Coordinate
+    /// On exit: how long the device was inside, in seconds. `nil` for other kinds.
+    public var timeInside: Double?
+
+    /// Creates an event. The engine makes events; this initialiser serves stores and tests.
+    public init(id: String, visitID: String, kind: GeofenceEventKind, fence: FenceID, device: DeviceID,
+                time: Date, coordinate: Coordinate, timeInside: Double? = nil) {
+        self.id = id
+        self.visitID = visitID
+        self.kind = kind
+        self.fence = fence
+        self.device = device
+        self.time = time
+        self.coordinate = coordinate
+        self.timeInside = timeInside
+    }
+}

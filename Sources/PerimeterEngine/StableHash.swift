@@ -1,0 +1,50 @@
+/// A 128-bit hash that is the same on every run and platform (unlike `Hasher`, which is seeded per
+/// process). Used for event and visit ids; not for security.
+struct StableHash {
+    private var a: UInt64 = 0x243F_6A88_85A3_08D3
+    private var b: UInt64 = 0x1319_8A2E_0370_7344
+
+    @inline(__always)
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var z = value
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func combine(_ value: UInt64) {
+        a = StableHash.mix(a ^ value) &+ b
+        b = StableHash.mix(b &+ (value &* 0x9E37_79B9_7F4A_7C15)) ^ ((a << 23) | (a >> 41))
+    }
+
+    mutating func combine(_ value: Double) { combine(value.bitPattern) }
+
+    mutating func combine(_ text: String) {
+        var word: UInt64 = 0
+        var shift: UInt64 = 0
+        var count: UInt64 = 0
+        for byte in text.utf8 {
+            word |= UInt64(byte) << shift
+            shift += 8
+            count += 1
+            if shift == 64 {
+                combine(word)
+                word = 0
+                shift = 0
+            }
+        }
+        combine(word)
+        combine(count)
+    }
+
+    /// The hash as 32 lower-case hex digits.
+    var hex: String {
+        let first = StableHash.mix(a ^ (b >> 1)), second = StableHash.mix(b ^ a)
+        return StableHash.hex16(first) + StableHash.hex16(second)
+    }
+
+    private static func hex16(_ value: UInt64) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+}

@@ -1,0 +1,115 @@
+import PerimeterGeometry
+import PerimeterIndex
+
+/// The fences an engine watches, with an index that answers "which fences contain this point?".
+///
+/// Each fence lives in a *slot* whose number never changes while the fence exists, so per-device state
+/// can refer to fences by a small integer. Removing a fence frees nothing in place: its slot stays empty
+/// (and is never reused), so stale references are recognised instead of being confused with a new fence.
+/// The index is rebuilt lazily, once after any batch of changes.
+public struct FenceSet: Sendable {
+    /// Slot number of a fence.
+    public typealias Slot = Int32
+
+    private(set) var slots: [Fence?] = []
+    private var slotByID: [FenceID: Slot] = [:]
+    private var index = RegionIndex(regions: [])
+    private var indexIsStale = false
+
+    /// An empty set.
+    public init() {}
+
+    /// A set holding `fences`; a later fence replaces an earlier one with the same id.
+    public init<S: Sequence>(_ fences: S) where S.Element == Fence {
+        for fence in fences { upsert(fence) }
+    }
+
+    /// The number of fences.
+    public var count: Int { slotByID.count }
+
+    /// Whether the set holds no fence.
+    public var isEmpty: Bool { slotByID.isEmpty }
+
+    /// The fences, in slot order (the order they were first added).
+    public var fences: [Fence] { slots.compactMap { $0 } }
+
+    /// The fence with `id`, if any.
+    public func fence(id: FenceID) -> Fence? {
+        slotByID[id].flatMap { slots[Int($0)] }
+    }
+
+    /// The slot of the fence with `id`, if any.
+    public func slot(of id: FenceID) -> Slot? { slotByID[id] }
+
+    /// The fence in `slot`, or `nil` when that slot was emptied.
+    @inlinable
+    public func fence(inSlot slot: Slot) -> Fence? { self[slot: slot] }
+
+    /// The fence in `slot`, or `nil` when that slot was emptied (or never existed).
+    public subscript(slot slot: Slot) -> Fence? {
+        slot >= 0 && Int(slot) < slots.count ? slots[Int(slot)] : nil
+    }
+
+    /// Adds `fence`, or replaces the fence with the same id (keeping its slot).
+    /// - Returns: the fence's slot and whether it replaced an existing fence.
+    @discardableResult
+    public mutating func upsert(_ fence: Fence) -> (slot: Slot, replaced: Bool) {
+        indexIsStale = true
+        if let slot = slotByID[fence.id] {
+            slots[Int(slot)] = fence
+            return (slot, true)
+        }
+        let slot = Slot(slots.count)
+        slots.append(fence)
+        slotByID[fence.id] = slot
+        return (slot, false)
+    }
+
+    /// Removes the fence with `id`; returns it (and its former slot), or `nil` when there was none.
+    @discardableResult
+    public mutating func remove(id: FenceID) -> (fence: Fence, slot: Slot)? {
+        guard let slot = slotByID.removeValue(forKey: id), let fence = slots[Int(slot)] else { return nil }
+        slots[Int(slot)] = nil
+        indexIsStale = true
+        return (fence, slot)
+    }
+
+    /// Removes every fence.
+    public mutating func removeAll() {
+        slots = Array(repeating: nil, count: slots.count)
+        slotByID = [:]
+        indexIsStale = true
+    }
+
+    /// Rebuilds the index if fences changed since it was built. Queries call this themselves; call it
+    /// explicitly to pay the cost at a moment of your choosing.
+    ///
+    /// - Complexity: O(total vertices) when stale, O(1) otherwise.
+    public mutating func prepare() {
+        guard indexIsStale else { return }
+        let empty = Region(.polygons([]))
+        index = RegionIndex(regions: slots.map { $0?.region ?? empty })
+        indexIsStale = false
+    }
+
+    /// Writes the slots of every fence containing `coordinate` into `result`, ascending.
+    ///
+    /// - Complexity: proportional to the fences near the point, not to the number of fences.
+    @inlinable
+    public mutating func slots(containing coordinate: Coordinate, into result: inout [Slot]) {
+        prepare()
+        query(coordinate, into: &result)
+    }
+
+    @usableFromInline
+    func query(_ coordinate: Coordinate, into result: inout [Slot]) {
+        index.regions(containing: coordinate, into: &result)
+    }
+
+    /// The fences containing `coordinate`, ordered by id.
+    public mutating func fences(containing coordinate: Coordinate) -> [Fence] {
+        var result: [Slot] = []
+        slots(containing: coordinate, into: &result)
+        return result.compactMap { self[slot: $0] }.sorted { $0.id < $1.id }
+    }
+}

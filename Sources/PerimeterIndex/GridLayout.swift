@@ -1,0 +1,66 @@
+/// The flat grid of square cells (in degrees) that ``RegionIndex`` hangs its entries on.
+///
+/// Cell `(column, row)` covers `[originX + column·side, originX + (column+1)·side]` ×
+/// `[originY + row·side, originY + (row+1)·side]`. Every coordinate the index derives from a cell
+/// (its corners, its centre) comes from the functions here, so build and query see bit-identical
+/// values.
+struct GridLayout: Sendable {
+    /// Longitude of the west edge of column 0.
+    var originX: Double
+    /// Latitude of the south edge of row 0.
+    var originY: Double
+    /// Side of a cell in degrees.
+    var side: Double
+    /// `1 / side`.
+    var inverseSide: Double
+    /// Number of columns.
+    var columns: Int
+    /// Number of rows.
+    var rows: Int
+
+    /// Margin, in degrees, by which a cell is widened when edges are assigned to it. It dwarfs the
+    /// rounding error of the cell lookup (≈1e-13°), so every point the lookup maps to a cell lies
+    /// inside the widened cell.
+    static let margin = 1e-9
+
+    /// A grid without cells (for an index with nothing to rasterize).
+    static let empty = GridLayout(originX: 0, originY: 0, side: 1, inverseSide: 1, columns: 0, rows: 0)
+
+    /// Number of cells.
+    var cellCount: Int { columns * rows }
+
+    /// West edge of a column.
+    @inline(__always) func minX(_ column: Int) -> Double { originX + Double(column) * side }
+    /// South edge of a row.
+    @inline(__always) func minY(_ row: Int) -> Double { originY + Double(row) * side }
+    /// Longitude of a column's centre line.
+    @inline(__always) func centerX(_ column: Int) -> Double { originX + (Double(column) + 0.5) * side }
+    /// Latitude of a row's centre line.
+    @inline(__always) func centerY(_ row: Int) -> Double { originY + (Double(row) + 0.5) * side }
+
+    /// The cell a point falls in, or `nil` outside the grid (or for NaN).
+    @inline(__always)
+    func cell(x: Double, y: Double) -> (column: Int, row: Int)? {
+        let fx = (x - originX) * inverseSide
+        let fy = (y - originY) * inverseSide
+        guard fx >= 0, fy >= 0, fx < Double(columns), fy < Double(rows) else { return nil }
+        return (Int(fx), Int(fy))
+    }
+
+    /// Columns whose cells meet the closed longitude interval `lo…hi`, clamped to the grid.
+    func columns(from lo: Double, to hi: Double) -> ClosedRange<Int>? {
+        clampedRange((lo - originX) * inverseSide, (hi - originX) * inverseSide, columns)
+    }
+
+    /// Rows whose cells meet the closed latitude interval `lo…hi`, clamped to the grid.
+    func rows(from lo: Double, to hi: Double) -> ClosedRange<Int>? {
+        clampedRange((lo - originY) * inverseSide, (hi - originY) * inverseSide, rows)
+    }
+
+    private func clampedRange(_ lo: Double, _ hi: Double, _ count: Int) -> ClosedRange<Int>? {
+        guard lo <= hi, hi >= 0, lo < Double(count), count > 0 else { return nil }
+        let first = lo <= 0 ? 0 : Int(lo)
+        let last = hi >= Double(count - 1) ? count - 1 : Int(hi)
+        return first...last
+    }
+}

@@ -1,0 +1,183 @@
+import PerimeterGeometry
+
+/// Polygon rasterization: edges to cells, then one exact parity walk along each grid row.
+extension IndexBuilder {
+    /// Adds one polygon's entries: a parity entry for every cell an edge meets, a full entry for
+    /// every edge-free cell inside. Returns `false` if no reference point could be found in some
+    /// cell or a row's parity did not return to "outside" (caller falls back to exact tests).
+    mutating func addPolygon(_ polygon: Polygon, region: Int32) -> Bool {
+        collectEdges(of: polygon)
+        pairs.removeAll(keepingCapacity: true)
+        for index in polygonEdges.indices { rasterizeEdge(index) }
+        pairs.sort()
+        var i = 0
+        while i < pairs.count {
+            let row = Self.cell(of: pairs[i]) / grid.columns
+            // The walk starts at the centre of the cell left of the row's first boundary cell,
+            // which no edge meets, so it is outside.
+            var previous: (column: Int, reference: (x: Double, y: Double), inside: Bool, range: Range<Int>)?
+            while i < pairs.count, Self.cell(of: pairs[i]) / grid.columns == row {
+                let cell = Self.cell(of: pairs[i])
+                var j = i + 1
+                while j < pairs.count, Self.cell(of: pairs[j]) == cell { j += 1 }
+                let column = cell - row * grid.columns
+                let range = i..<j
+                guard let (reference, shifted) = referencePoint(column: column, row: row, range) else { return false }
+                var inside: Bool
+                if let p = previous, p.column == column - 1 {
+                    inside = p.inside != crossesOddly(from: p.reference, to: reference, p.range, range)
+                } else {
+                    var gapInside = false
+                    if let p = previous {
+                        let next = (x: grid.centerX(p.column + 1), y: grid.centerY(row))
+                        gapInside = p.inside != crossesOddly(from: p.reference, to: next, p.range, 0..<0)
+                        if gapInside {
+                            for c in (p.column + 1)..<column { emitFull(cell: row * grid.columns + c, region: region) }
+                        }
+                    }
+                    let before = (x: grid.centerX(column - 1), y: grid.centerY(row))
+                    inside = gapInside != crossesOddly(from: before, to: reference, range, 0..<0)
+                }
+                emitBoundary(cell: cell, region: region, inside: inside, reference: reference, shifted: shifted, range)
+                previous = (column, reference, inside, range)
+                i = j
+            }
+            // Past the last boundary cell the row must be outside again (closed rings).
+            if let p = previous {
+                let next = (x: grid.centerX(p.column + 1), y: grid.centerY(row))
+                if p.inside != crossesOddly(from: p.reference, to: next, p.range, 0..<0) { return false }
+            }
+        }
+        return true
+    }
+
+    /// Fills `polygonEdges` with the polygon's edges, rings closed implicitly as `Polygon.contains`
+    /// does (the closing edge of an already closed ring has zero length and is skipped).
+    mutating func collectEdges(of polygon: Polygon) {
+        polygonEdges.removeAll(keepingCapacity: true)
+        for ring in polygon.rings {
+            guard var a = ring.last else { continue }
+            for (k, b) in ring.enumerated() {
+                defer { a = b }
+                if k == 0 && ring.count > 1 && a == b { continue }
+                polygonEdges.append(EdgeRecord(ax: a.longitude, ay: a.latitude, bx: b.longitude, by: b.latitude))
+            }
+        }
+    }
+
+    /// Appends a (cell, edge) pair for every cell whose widened rectangle the edge may meet.
+    mutating func rasterizeEdge(_ index: Int) {
+        let e = polygonEdges[index]
+        let m = 2 * GridLayout.margin
+        guard let rows = grid.rows(from: min(e.ay, e.by) - m, to: max(e.ay, e.by) + m),
+              let allColumns = grid.columns(from: min(e.ax, e.bx) - m, to: max(e.ax, e.bx) + m) else { return }
+        let dx = e.bx - e.ax, dy = e.by - e.ay
+        let tag = UInt64(index)
+        if rows.count == 1 || allColumns.count == 1 || abs(dx) > 1000 * abs(dy) {
+            for row in rows {
+                for column in allColumns { pairs.append(UInt64(row * grid.columns + column) << 32 | tag) }
+            }
+            return
+        }
+        for row in rows {
+            // The part of the edge within the row's band (widened), then its columns.
+            let tA = (grid.minY(row) - m - e.ay) / dy, tB = (grid.minY(row + 1) + m - e.ay) / dy
+            var t0 = max(0, min(tA, tB)), t1 = min(1, max(tA, tB))
+            if t0 > t1 { swap(&t0, &t1) }
+            let xa = e.ax + t0 * dx, xb = e.ax + t1 * dx
+            guard let columns = grid.columns(from: min(xa, xb) - m, to: max(xa, xb) + m) else { continue }
+            for column in columns { pairs.append(UInt64(row * grid.columns + column) << 32 | tag) }
+        }
+    }
+
+    @inline(__always) static func cell(of pair: UInt64) -> Int { Int(pair >> 32) }
+    @inline(__always) static func edge(of pair: UInt64) -> Int { Int(pair & 0xffff_ffff) }
+
+    /// A point of the cell on none of its edges: the centre if possible (then `shifted` is false),
+    /// else one of a few scattered points; `nil` if all of them lie on edges.
+    func referencePoint(column: Int, row: Int, _ range: Range<Int>) -> ((x: Double, y: Double), Bool)? {
+        let center = (x: grid.centerX(column), y: grid.centerY(row))
+        if !isOnEdge(center, range) { return (center, false) }
+        for k in 1...24 {
+            let fx = (0.5 + Double(k) * 0.6180339887498949).truncatingRemainder(dividingBy: 1)
+            let fy = (0.5 + Double(k) * 0.7548776662466927).truncatingRemainder(dividingBy: 1)
+            let p = (x: grid.minX(column) + fx * grid.side, y: grid.minY(row) + fy * grid.side)
+            if !isOnEdge(p, range) { return (p, true) }
+        }
+        return nil
+    }
+
+    /// Whether the point lies on one of the edges of the pairs in `range`, exactly.
+    func isOnEdge(_ p: (x: Double, y: Double), _ range: Range<Int>) -> Bool {
+        let point = Coordinate(latitude: p.y, longitude: p.x)
+        for k in range {
+            let e = polygonEdges[Self.edge(of: pairs[k])]
+            if Planar.isOnSegment(point, Coordinate(latitude: e.ay, longitude: e.ax),
+                                  Coordinate(latitude: e.by, longitude: e.bx)) { return true }
+        }
+        return false
+    }
+
+    /// Whether the segment p→q (both off the boundary) crosses the edges of the pairs in `first`
+    /// and `second` (each edge counted once) an odd number of times, with the same symbolic rule
+    /// as the query.
+    func crossesOddly(from p: (x: Double, y: Double), to q: (x: Double, y: Double),
+                      _ first: Range<Int>, _ second: Range<Int>) -> Bool {
+        let pc = Coordinate(latitude: p.y, longitude: p.x), qc = Coordinate(latitude: q.y, longitude: q.x)
+        var odd = false
+        var i = first.lowerBound, j = second.lowerBound
+        // Merge the two edge-sorted lists, skipping duplicates.
+        while i < first.upperBound || j < second.upperBound {
+            let ei = i < first.upperBound ? Self.edge(of: pairs[i]) : Int.max
+            let ej = j < second.upperBound ? Self.edge(of: pairs[j]) : Int.max
+            let edge = min(ei, ej)
+            if ei == edge { i += 1 }
+            if ej == edge { j += 1 }
+            let e = polygonEdges[edge]
+            let a = Coordinate(latitude: e.ay, longitude: e.ax), b = Coordinate(latitude: e.by, longitude: e.bx)
+            let o1 = Planar.orientation(pc, qc, a), o2 = Planar.orientation(pc, qc, b)
+            guard (o1 > 0) != (o2 > 0) else { continue }
+            let o3 = Planar.orientation(a, b, pc), o4 = Planar.orientation(a, b, qc)
+            if (o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0) { odd.toggle() }
+        }
+        return odd
+    }
+
+    /// Records a parity entry with copies of the cell's edges.
+    mutating func emitBoundary(cell: Int, region: Int32, inside: Bool, reference: (x: Double, y: Double),
+                               shifted: Bool, _ range: Range<Int>) {
+        let start = edges.count
+        var flags: UInt32 = inside ? CellEntry.insideFlag : 0
+        if shifted {
+            flags |= CellEntry.shiftedReferenceFlag
+            edges.append(EdgeRecord(ax: reference.x, ay: reference.y, bx: reference.x, by: reference.y))
+        }
+        for k in range { edges.append(polygonEdges[Self.edge(of: pairs[k])]) }
+        emit(cell: cell, CellEntry(region: region, flags: flags, edgeStart: UInt32(start),
+                                   edgeCount: UInt32(edges.count - start)))
+    }
+
+    /// `Polygon.contains` also tries longitude ± 360 when a polygon's box reaches past ±180; the
+    /// cells of those shifted boxes defer to the exact test.
+    mutating func addWrappedCopies(_ polygons: [Polygon], region: Int32) {
+        for polygon in polygons {
+            let b = polygon.boundingBox
+            guard b.minLongitude <= b.maxLongitude, b.minLongitude < -180 || b.maxLongitude > 180 else { continue }
+            for shift in [-360.0, 360.0] where b.minLongitude + shift < 180 && b.maxLongitude + shift > -180 {
+                let box = WrappedBox(minX: max(-180, b.minLongitude + shift), minY: b.minLatitude,
+                                     maxX: min(180, b.maxLongitude + shift), maxY: b.maxLatitude, shift: -shift)
+                forEachCellCollecting(in: box)
+                emitCollectedExact(region: region)
+            }
+        }
+    }
+
+    /// Adds `cellKeys` entries for every cell of the box (state: exact).
+    mutating func forEachCellCollecting(in box: WrappedBox) {
+        var keys: [UInt64] = []
+        swap(&keys, &cellKeys)
+        keys.removeAll(keepingCapacity: true)
+        forEachCell(in: box) { cell, _, _ in keys.append(UInt64(cell) << 1) }
+        swap(&keys, &cellKeys)
+    }
+}

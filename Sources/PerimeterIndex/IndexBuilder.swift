@@ -1,0 +1,257 @@
+import PerimeterGeometry
+
+/// How one region is put into the grid.
+enum RegionPlan {
+    /// Polygons (union), each even-odd over its rings; `buffer` metres around their boundary.
+    case polygons([Polygon], buffer: Double)
+    /// Points within `reach` metres of `center`.
+    case circle(center: Coordinate, reach: Double)
+    /// Points within `reach` metres of the segments of `lines`.
+    case corridor(lines: [[Coordinate]], reach: Double)
+    /// Malformed input: test with `Region.contains` on every query.
+    case always
+
+    /// Validates a region and picks its plan.
+    init(_ region: Region) {
+        let buffer = region.buffer
+        guard buffer.isFinite, buffer >= 0 else { self = .always; return }
+        switch region.shape {
+        case .polygons(let polygons):
+            let finite = polygons.allSatisfy { $0.rings.allSatisfy { $0.allSatisfy(\.isFinite) } }
+            self = finite ? .polygons(polygons, buffer: buffer) : .always
+        case .circle(let center, let radius):
+            let reach = radius + buffer
+            guard center.isFinite, center.latitude >= -90, center.latitude <= 90, radius.isFinite, radius >= 0
+            else { self = .always; return }
+            self = .circle(center: center, reach: reach)
+        case .corridor(let lines, let radius):
+            guard radius.isFinite, radius >= 0, !lines.isEmpty,
+                  lines.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isFinite && abs($0.latitude) <= 90 } })
+            else { self = .always; return }
+            self = .corridor(lines: lines, reach: radius + buffer)
+        }
+    }
+}
+
+extension Coordinate {
+    /// Both components finite.
+    var isFinite: Bool { latitude.isFinite && longitude.isFinite }
+}
+
+/// Builds a ``RegionIndex``: plans regions, sizes the grid, rasterizes, groups entries by cell.
+struct IndexBuilder {
+    let regions: [Region]
+    var plans: [RegionPlan] = []
+    var grid = GridLayout.empty
+    var alwaysTested: [Int32] = []
+    var seamCandidates: [Int32] = []
+
+    /// Entries in emission order (ascending region), with their cells.
+    var pendingCells: [UInt32] = []
+    var pendingEntries: [CellEntry] = []
+    /// The edge store.
+    var edges: [EdgeRecord] = []
+
+    // Scratch buffers reused across polygons.
+    var polygonEdges: [EdgeRecord] = []
+    var pairs: [UInt64] = []
+    var cellKeys: [UInt64] = []
+
+    /// Target number of grid cells per polygon edge (tuned on the France-like benchmark).
+    static let cellsPerEdge = 1.0
+    /// Upper bound on the estimated number of (cell, region) entries.
+    static let maxEstimatedEntries = 12_000_000.0
+    /// Upper bound on the number of grid cells.
+    static let maxCells = 1 << 23
+    /// Smallest cell side in degrees (far above the assignment margin).
+    static let minSide = 1e-5
+
+    /// Forces the cell side (tests); `nil` chooses it from the data.
+    let forcedSide: Double?
+
+    init(regions: [Region], forcedSide: Double? = nil) {
+        self.regions = regions
+        self.forcedSide = forcedSide
+    }
+
+    mutating func build() {
+        plans = regions.map(RegionPlan.init)
+        var boxes: [(region: Int, box: WrappedBox)] = []
+        var work = 0.0
+        for (r, plan) in plans.enumerated() {
+            let extent = Self.extent(of: plan)
+            if case .always = plan { alwaysTested.append(Int32(r)); continue }
+            if extent.contains(where: { $0.minX <= -180 || $0.maxX >= 180 }) { seamCandidates.append(Int32(r)) }
+            for box in extent { boxes.append((r, box)) }
+            work += Self.work(of: plan)
+        }
+        grid = Self.chooseGrid(boxes: boxes.map(\.box), work: work, forcedSide: forcedSide)
+        guard grid.cellCount > 0 else { return }
+        for (r, plan) in plans.enumerated() {
+            let entryMark = pendingEntries.count, edgeMark = edges.count
+            if !add(plan, region: Int32(r)) {
+                pendingEntries.removeSubrange(entryMark...)
+                pendingCells.removeSubrange(entryMark...)
+                edges.removeSubrange(edgeMark...)
+                alwaysTested.append(Int32(r))
+            }
+        }
+        alwaysTested.sort()
+    }
+
+    /// Rasterizes one region; `false` if it must be tested exactly on every query instead.
+    mutating func add(_ plan: RegionPlan, region: Int32) -> Bool {
+        switch plan {
+        case .always:
+            return true
+        case .polygons(let polygons, let buffer):
+            for polygon in polygons where !addPolygon(polygon, region: region) { return false }
+            addWrappedCopies(polygons, region: region)
+            if buffer > 0 { addBufferZone(polygons, buffer: buffer, region: region) }
+            return true
+        case .circle(let center, let reach):
+            addCircle(center: center, reach: reach, region: region)
+            return true
+        case .corridor(let lines, let reach):
+            addCorridor(lines: lines, reach: reach, region: region)
+            return true
+        }
+    }
+
+    /// Boxes (in grid coordinates) holding every point the region can contain.
+    static func extent(of plan: RegionPlan) -> [WrappedBox] {
+        switch plan {
+        case .always:
+            return []
+        case .polygons(let polygons, let buffer):
+            var result: [WrappedBox] = []
+            for polygon in polygons {
+                let b = polygon.boundingBox
+                guard b.minLongitude <= b.maxLongitude else { continue }
+                result.append(WrappedBox(minX: b.minLongitude, minY: b.minLatitude,
+                                         maxX: b.maxLongitude, maxY: b.maxLatitude, shift: 0))
+                // `Polygon.contains` also tries longitude ± 360 for boxes reaching past ±180.
+                for shift in [-360.0, 360.0] where b.minLongitude + shift < 180 && b.maxLongitude + shift > -180 {
+                    result.append(WrappedBox(minX: max(-180, b.minLongitude + shift), minY: b.minLatitude,
+                                             maxX: min(180, b.maxLongitude + shift), maxY: b.maxLatitude, shift: -shift))
+                }
+                if buffer > 0 {
+                    result += reachBoxes(minX: b.minLongitude, minY: b.minLatitude, maxX: b.maxLongitude,
+                                         maxY: b.maxLatitude, metres: buffer)
+                }
+            }
+            return result
+        case .circle(let center, let reach):
+            return reachBoxes(minX: center.longitude, minY: center.latitude, maxX: center.longitude,
+                              maxY: center.latitude, metres: reach)
+        case .corridor(let lines, let reach):
+            var result: [WrappedBox] = []
+            for line in lines {
+                var unwrapped = line
+                for k in unwrapped.indices.dropFirst() {
+                    let a = unwrapped[k - 1], b = unwrapped[k]
+                    unwrapped[k].longitude = b.longitude + 360 * ((a.longitude - b.longitude) / 360).rounded()
+                }
+                guard let b = BoundingBox(covering: unwrapped) else { continue }
+                result += reachBoxes(minX: b.minLongitude, minY: b.minLatitude, maxX: b.maxLongitude,
+                                     maxY: b.maxLatitude, metres: reach)
+            }
+            return result
+        }
+    }
+
+    /// The boxes of points within `metres` of the box, wrapped into −180…180.
+    static func reachBoxes(minX: Double, minY: Double, maxX: Double, maxY: Double, metres: Double) -> [WrappedBox] {
+        let reach = GeodesicBounds.reach(metres: metres, latLo: minY, latHi: maxY)
+        let lo = max(-90, minY - reach.latitude), hi = min(90, maxY + reach.latitude)
+        guard let dLon = reach.longitude else {
+            return [WrappedBox(minX: -180, minY: lo, maxX: 180, maxY: hi, shift: 0)]
+        }
+        return LongitudeWrap.boxes(minX: minX - dLon, minY: lo, maxX: maxX + dLon, maxY: hi)
+    }
+
+    /// Rough amount of rasterization work of a region, in "edges".
+    static func work(of plan: RegionPlan) -> Double {
+        switch plan {
+        case .always: return 0
+        case .polygons(let polygons, _): return Double(polygons.reduce(0) { $0 + $1.rings.reduce(0) { $0 + $1.count } })
+        case .circle: return 4
+        case .corridor(let lines, _): return Double(lines.reduce(0) { $0 + $1.count }) * 2
+        }
+    }
+
+    /// Picks the cell side: about ``cellsPerEdge`` cells per edge over the covered area, then
+    /// coarser if the estimated entries or cells would be too many.
+    static func chooseGrid(boxes: [WrappedBox], work: Double, forcedSide: Double? = nil) -> GridLayout {
+        guard let first = boxes.first else { return .empty }
+        var minX = first.minX, minY = first.minY, maxX = first.maxX, maxY = first.maxY
+        for b in boxes {
+            minX = min(minX, b.minX); minY = min(minY, b.minY)
+            maxX = max(maxX, b.maxX); maxY = max(maxY, b.maxY)
+        }
+        let width = max(maxX - minX, minSide), height = max(maxY - minY, minSide)
+        let target = min(max(work * cellsPerEdge, 64), Double(maxCells) / 2)
+        var side = max((width * height / target).squareRoot(), minSide)
+        if let forcedSide { side = max(forcedSide, minSide) }
+        for _ in 0..<64 where forcedSide == nil {
+            var estimate = 0.0
+            for b in boxes { estimate += ((b.maxX - b.minX) / side + 2) * ((b.maxY - b.minY) / side + 2) }
+            let cells = (width / side + 4) * (height / side + 4)
+            if estimate <= maxEstimatedEntries && cells <= Double(maxCells) { break }
+            side *= 1.25
+        }
+        let columns = Int((width / side).rounded(.up)) + 4
+        let rows = Int((height / side).rounded(.up)) + 4
+        // A non-round origin keeps cell centres off round coordinates that hand-made shapes use.
+        let offset = side * 1.381966011250105
+        return GridLayout(originX: minX - offset, originY: minY - offset, side: side, inverseSide: 1 / side,
+                          columns: columns, rows: rows)
+    }
+
+    /// Sorts the pending entries by cell (stable, so region order is kept within a cell).
+    mutating func groupEntriesByCell() -> (cellStart: [UInt32], entries: [CellEntry]) {
+        let cellCount = grid.cellCount
+        var start = [UInt32](repeating: 0, count: cellCount + 1)
+        for cell in pendingCells { start[Int(cell) + 1] += 1 }
+        for c in 0..<cellCount { start[c + 1] += start[c] }
+        var cursor = start
+        var grouped = [CellEntry](repeating: CellEntry(region: 0, flags: 0, edgeStart: 0, edgeCount: 0),
+                                  count: pendingEntries.count)
+        for (cell, entry) in zip(pendingCells, pendingEntries) {
+            let slot = Int(cursor[Int(cell)])
+            grouped[slot] = entry
+            cursor[Int(cell)] += 1
+        }
+        pendingCells = []
+        pendingEntries = []
+        return (start, grouped)
+    }
+
+    /// Records one entry.
+    @inline(__always)
+    mutating func emit(cell: Int, _ entry: CellEntry) {
+        pendingCells.append(UInt32(cell))
+        pendingEntries.append(entry)
+    }
+
+    /// Records an entry that defers to `Region.contains`.
+    @inline(__always)
+    mutating func emitExact(cell: Int, region: Int32) {
+        emit(cell: cell, CellEntry(region: region, flags: CellEntry.exactFlag, edgeStart: 0, edgeCount: 0))
+    }
+
+    /// Records an entry saying the whole cell is inside.
+    @inline(__always)
+    mutating func emitFull(cell: Int, region: Int32) {
+        emit(cell: cell, CellEntry(region: region, flags: CellEntry.insideFlag, edgeStart: 0, edgeCount: 0))
+    }
+
+    /// Visits every cell of the grid meeting the box.
+    func forEachCell(in box: WrappedBox, _ body: (_ cell: Int, _ column: Int, _ row: Int) -> Void) {
+        guard let rows = grid.rows(from: box.minY, to: box.maxY),
+              let columns = grid.columns(from: box.minX, to: box.maxX) else { return }
+        for row in rows {
+            for column in columns { body(row * grid.columns + column, column, row) }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import PerimeterGeometry
+
+extension RegionIndex {
+    /// Builds the index; region number = position in `regions`.
+    ///
+    /// Regions the grid cannot reason about (non-finite coordinates, radius or buffer, a negative
+    /// radius or buffer, a corridor without points) are not dropped: they are tested with
+    /// `Region.contains` on every query (see ``Statistics/alwaysTestedRegions``).
+    /// - Complexity: O(V + C) for V polygon vertices and C (cell, region) entries, plus a sort of
+    ///   each polygon's (cell, edge) pairs; about 0.5 s for 10,000 regions with 1.5 M vertices.
+    public init(regions: [Region]) {
+        self.init(regions: regions, forcedCellSide: nil)
+    }
+
+    /// Builds the index with a given cell side in degrees (`nil`: chosen from the data).
+    init(regions: [Region], forcedCellSide: Double?) {
+        var builder = IndexBuilder(regions: regions, forcedSide: forcedCellSide)
+        builder.build()
+        self.regions = regions
+        self.grid = builder.grid
+        self.alwaysTested = builder.alwaysTested
+        self.seamCandidates = builder.seamCandidates
+        let (cellStart, entries) = builder.groupEntriesByCell()
+        self.cellStart = cellStart
+        self.entries = entries
+        self.edges = builder.edges
+    }
+}

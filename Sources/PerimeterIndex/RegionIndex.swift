@@ -1,0 +1,160 @@
+import PerimeterGeometry
+
+/// Answers "which regions contain this point?" exactly as `Region.contains` would, without testing
+/// regions far from the point and without walking big polygons edge by edge.
+///
+/// A flat grid of square cells covers the regions. Each cell lists, per region that meets it, either
+/// "the whole cell is inside", or the region's parity at a reference point of the cell plus the few
+/// polygon edges that meet the cell (a query counts exact crossings between the reference point and
+/// itself), or "ask `Region.contains`" (circles, corridors and buffers near their rim). See
+/// docs/fence-index.md for the design and the exactness argument.
+///
+/// Region numbers are positions in the array given to ``init(regions:)``.
+public struct RegionIndex: Sendable {
+    /// The indexed regions, for the exact fallbacks.
+    let regions: [Region]
+    /// The grid geometry.
+    let grid: GridLayout
+    /// `cellStart[c] ..< cellStart[c + 1]` are cell `c`'s entries (row-major cell numbers).
+    let cellStart: [UInt32]
+    /// Entries of all cells, grouped by cell, ascending region number within a cell.
+    let entries: [CellEntry]
+    /// Edge records referenced by entries.
+    let edges: [EdgeRecord]
+    /// Regions tested with `Region.contains` on every query (malformed input the grid cannot
+    /// reason about), ascending.
+    let alwaysTested: [Int32]
+    /// Regions that may contain points on the ±180° meridian, ascending.
+    let seamCandidates: [Int32]
+
+    /// The number of indexed regions.
+    public var count: Int { regions.count }
+
+    /// The numbers of all regions containing `point`, ascending. Allocates the result; see
+    /// ``regions(containing:into:)`` for the allocation-free form.
+    /// - Complexity: as ``regions(containing:into:)``.
+    public func regions(containing point: Coordinate) -> [Int32] {
+        var result: [Int32] = []
+        regions(containing: point, into: &result)
+        return result
+    }
+
+    /// Clears `result`, then appends the numbers of all regions containing `point`, ascending.
+    ///
+    /// Same answer as `regions.indices.filter { regions[$0].contains(point) }` for every point,
+    /// boundaries included. A NaN coordinate yields nothing. Points off the valid range (latitude
+    /// beyond ±90, longitude beyond ±180) are rare malformed input and are answered by testing
+    /// every region; points on the ±180° meridian test only the regions that reach it.
+    /// - Complexity: O(k + e) for k regions meeting the point's cell and e edges of those regions
+    ///   inside the cell, independent of the number of regions elsewhere; no allocation when
+    ///   `result` has enough capacity.
+    public func regions(containing point: Coordinate, into result: inout [Int32]) {
+        result.removeAll(keepingCapacity: true)
+        let x = point.longitude, y = point.latitude
+        if x.isNaN || y.isNaN { return }
+        guard x > -180, x < 180, y >= -90, y <= 90 else {
+            if (x == 180 || x == -180) && y >= -90 && y <= 90 {
+                appendExact(seamCandidates, point, &result)
+            } else {
+                for r in regions.indices where regions[r].contains(point) { result.append(Int32(r)) }
+                return
+            }
+            mergeAlwaysTested(point, &result)
+            return
+        }
+        if let (column, row) = grid.cell(x: x, y: y) {
+            scanCell(column: column, row: row, point, &result)
+        }
+        mergeAlwaysTested(point, &result)
+    }
+
+    /// Appends, ascending, the candidates that contain the point.
+    private func appendExact(_ candidates: [Int32], _ point: Coordinate, _ result: inout [Int32]) {
+        for r in candidates where regions[Int(r)].contains(point) { result.append(r) }
+    }
+
+    /// Adds the always-tested regions that contain the point, keeping `result` ascending and free
+    /// of duplicates.
+    private func mergeAlwaysTested(_ point: Coordinate, _ result: inout [Int32]) {
+        guard !alwaysTested.isEmpty else { return }
+        for r in alwaysTested where regions[Int(r)].contains(point) {
+            // Insertion into a short sorted array: no allocation within capacity.
+            var i = result.count
+            while i > 0 && result[i - 1] > r { i -= 1 }
+            if i > 0 && result[i - 1] == r { continue }
+            result.insert(r, at: i)
+        }
+    }
+
+    /// Evaluates the entries of one cell.
+    private func scanCell(column: Int, row: Int, _ point: Coordinate, _ result: inout [Int32]) {
+        let cell = row * grid.columns + column
+        let first = Int(cellStart[cell]), end = Int(cellStart[cell + 1])
+        guard first < end else { return }
+        let centerX = grid.centerX(column), centerY = grid.centerY(row)
+        entries.withUnsafeBufferPointer { entries in
+            edges.withUnsafeBufferPointer { edges in
+                var i = first
+                while i < end {
+                    let region = entries[i].region
+                    var hit = false
+                    var needsExact = false
+                    repeat {
+                        let entry = entries[i]
+                        i += 1
+                        if hit { continue }
+                        if entry.flags & CellEntry.exactFlag != 0 { needsExact = true }
+                        if entry.edgeCount == 0 {
+                            hit = entry.flags & CellEntry.insideFlag != 0
+                        } else {
+                            hit = Self.parity(entry, edges, centerX, centerY, point.longitude, point.latitude)
+                        }
+                    } while i < end && entries[i].region == region
+                    if hit || (needsExact && regions[Int(region)].contains(point)) { result.append(region) }
+                }
+            }
+        }
+    }
+
+    /// Whether the point is inside the entry's polygon: on one of its edges, or an odd number of
+    /// exact crossings away from the reference point's parity.
+    ///
+    /// The crossing rule treats vertices on the line through the reference point and the query as
+    /// lying on its right (a consistent symbolic shift of that line), so every crossing is counted
+    /// once; see docs/fence-index.md.
+    @inline(__always)
+    static func parity(_ entry: CellEntry, _ edges: UnsafeBufferPointer<EdgeRecord>,
+                       _ centerX: Double, _ centerY: Double, _ qx: Double, _ qy: Double) -> Bool {
+        var k = Int(entry.edgeStart)
+        let end = k + Int(entry.edgeCount)
+        var cx = centerX, cy = centerY
+        if entry.flags & CellEntry.shiftedReferenceFlag != 0 {
+            cx = edges[k].ax
+            cy = edges[k].ay
+            k += 1
+        }
+        var inside = entry.flags & CellEntry.insideFlag != 0
+        let c = Coordinate(latitude: cy, longitude: cx)
+        let q = Coordinate(latitude: qy, longitude: qx)
+        while k < end {
+            let e = edges[k]
+            k += 1
+            let a = Coordinate(latitude: e.ay, longitude: e.ax)
+            let b = Coordinate(latitude: e.by, longitude: e.bx)
+            let o1 = Planar.orientation(c, q, a)
+            let o2 = Planar.orientation(c, q, b)
+            // Both strictly on one side of the line c–q: neither crossed nor touching q.
+            if (o1 > 0 && o2 > 0) || (o1 < 0 && o2 < 0) { continue }
+            let o4 = Planar.orientation(a, b, q)
+            if o4 == 0 && qx >= Swift.min(e.ax, e.bx) && qx <= Swift.max(e.ax, e.bx)
+                && qy >= Swift.min(e.ay, e.by) && qy <= Swift.max(e.ay, e.by) {
+                return true  // on the boundary
+            }
+            if (o1 > 0) != (o2 > 0) {
+                let o3 = Planar.orientation(a, b, c)
+                if (o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0) { inside.toggle() }
+            }
+        }
+        return inside
+    }
+}
