@@ -195,7 +195,7 @@ enum DemoData {
     "name": "Hospital",
     "perimeter:buffer": 120,
     "perimeter:events": "entry, exit",
-    "perimeter:message": "Slow down: {name} zone"
+    "perimeter:message": "{name} zone ({event}): mind pedestrians"
    },
    "geometry": {
     "type": "Polygon",

@@ -22,7 +22,7 @@ struct EventFormatter {
             let text = fence.flatMap { message(for: event, fence: $0) } ?? Self.sentence(for: event, fence: fence)
             return manyDevices ? "\(event.device): \(text)" : text
         case .ndjson:
-            return JSONWriter.string(from: json(for: event, fence: fence), sortedKeys: true)
+            return JSONWriter().string(json(for: event, fence: fence))
         }
     }
 
@@ -49,7 +49,7 @@ struct EventFormatter {
             case "device", "deviceId": event.device.rawValue
             case "time": Self.clock(event.time)
             case "timestamp": RFC3339.string(from: event.time)
-            default: fence.properties[key].map { $0.stringValue ?? JSONWriter.string(from: $0, sortedKeys: true) }
+            default: fence.properties[key].map { $0.stringValue ?? JSONWriter().string($0) }
             }
         }
     }

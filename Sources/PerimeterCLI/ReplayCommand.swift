@@ -45,7 +45,7 @@ struct ReplayCommand {
         if args.wantsHelp() { return nil }
         let fences = try args.option("fences")
         trackPaths = try args.options("track")
-        device = try args.option("device").map(DeviceID.init)
+        device = try args.option("device").map { DeviceID($0) }
         dwell = try args.number("dwell", in: 0...31_536_000)
         radius = try args.number("radius", in: 0.001...20_037_508)
         speed = try args.number("speed", in: 0.001...100_000)

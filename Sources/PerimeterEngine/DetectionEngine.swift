@@ -44,9 +44,9 @@ public struct DetectionEngine: Sendable {
     public private(set) var statistics = Statistics()
 
     private(set) var fences: FenceSet
-    private var deviceSlots: [DeviceID: Int32] = [:]
-    private var devices: [DeviceState] = []
-    private var timers = DwellTimers()
+    var deviceSlots: [DeviceID: Int32] = [:]
+    var devices: [DeviceState] = []
+    var timers = DwellTimers()
     private var scratch: [FenceSet.Slot] = []
 
     /// Creates an engine watching `fences`.

@@ -9,22 +9,22 @@ extension GeoJSONParse {
             switch member {
             case .features:
                 sawFeatures = true
+                // Paths are popped only on success: after a syntax error they still say where it happened.
                 p.path.append(.key("features"))
-                defer { p.path.removeLast() }
-                guard p.s.peek() == UInt8(ascii: "[") else {
+                if p.s.peek() != UInt8(ascii: "[") {
                     try p.rejectValue("\"features\" must be an array, found \(p.s.currentDescription)", depth: 1)
-                    return
+                } else if p.s.open(UInt8(ascii: "["), close: UInt8(ascii: "]")) {
+                    var index = 0
+                    repeat {
+                        p.path.append(.index(index))
+                        p.featureIndex = index
+                        if let feature = try p.readFeatureElement() { features.append(feature) }
+                        p.featureIndex = nil
+                        p.path.removeLast()
+                        index += 1
+                    } while try p.s.separator(close: UInt8(ascii: "]"), in: "array")
                 }
-                guard p.s.open(UInt8(ascii: "["), close: UInt8(ascii: "]")) else { return }
-                var index = 0
-                repeat {
-                    p.path.append(.index(index))
-                    p.featureIndex = index
-                    if let feature = try p.readFeatureElement() { features.append(feature) }
-                    p.featureIndex = nil
-                    p.path.removeLast()
-                    index += 1
-                } while try p.s.separator(close: UInt8(ascii: "]"), in: "array")
+                p.path.removeLast()
             case .bbox:
                 bbox = try p.readBoundingBox(depth: 1)
             default:
@@ -83,7 +83,6 @@ extension GeoJSONParse {
             case .geometry:
                 sawGeometry = true
                 p.path.append(.key("geometry"))
-                defer { p.path.removeLast() }
                 switch p.s.peek() {
                 case UInt8(ascii: "n"):
                     try p.s.literal("null")
@@ -96,13 +95,16 @@ extension GeoJSONParse {
                     try p.rejectValue("\"geometry\" must be an object or null, found \(p.s.currentDescription)",
                                       depth: depth + 1)
                 }
+                p.path.removeLast()
             case .properties:
                 switch p.s.peek() {
                 case UInt8(ascii: "n"):
                     try p.s.literal("null")
                     feature.properties = [:]
                 case UInt8(ascii: "{"):
+                    p.path.append(.key("properties"))
                     feature.properties = try p.s.readObject(depth: depth + 1)
+                    p.path.removeLast()
                 default:
                     ok = false
                     try p.rejectValue("\"properties\" must be an object or null, found \(p.s.currentDescription)",

@@ -53,14 +53,14 @@ extension GeoJSONParse {
             switch member {
             case .coordinates where kind != .geometryCollection:
                 p.path.append(.key("coordinates"))
-                defer { p.path.removeLast() }
                 geometry = try p.readCoordinates(kind, depth: depth + 1)
                 if geometry == nil { ok = false }
+                p.path.removeLast()
             case .geometries where kind == .geometryCollection:
                 p.path.append(.key("geometries"))
-                defer { p.path.removeLast() }
                 members = try p.readGeometries(depth: depth + 1)
                 if members == nil { ok = false }
+                p.path.removeLast()
             case .bbox:
                 let before = p.pending.count
                 bbox = try p.readBoundingBox(depth: depth + 1)
@@ -148,7 +148,14 @@ extension GeoJSONParse {
         guard s.open(UInt8(ascii: "["), close: UInt8(ascii: "]")) else { return result }
         var index = 0
         repeat {
-            if let value = try element(&self, at.adding(index), depth + 1) { result.append(value) } else { ok = false }
+            if !ok {
+                // After the first bad element, the rest of the array is skipped: one report per array.
+                try s.skipValue(depth: depth + 1)
+            } else if let value = try element(&self, at.adding(index), depth + 1) {
+                result.append(value)
+            } else {
+                ok = false
+            }
             index += 1
         } while try s.separator(close: UInt8(ascii: "]"), in: "array")
         return ok ? result : nil
@@ -173,7 +180,10 @@ extension GeoJSONParse {
         if s.open(UInt8(ascii: "["), close: UInt8(ascii: "]")) {
             var index = 0
             repeat {
-                if let position = try readPosition(at.adding(index), depth: depth + 1) {
+                if !ok {
+                    // After the first bad position, the rest of the array is skipped: one report per array.
+                    try s.skipValue(depth: depth + 1)
+                } else if let position = try readPosition(at.adding(index), depth: depth + 1) {
                     scratch.append(position)
                 } else {
                     ok = false

@@ -60,11 +60,10 @@ struct GeoJSONParse {
         do throws(JSONScanner.Failure) {
             object = try readTopLevel()
             s.skipWhitespace()
-            if !s.isAtEnd { throw s.failure("unexpected \(s.currentDescription) after the GeoJSON object") }
+            if !s.isAtEnd { throw s.failure("expected end of input after the GeoJSON object, found \(s.currentDescription)") }
         } catch {
             object = nil
-            // Keep the path of the value being parsed; the feature index is already part of it.
-            featureIndex = nil
+            // The path and feature index still say where the parse was.
             report(.error, error.message, at: error.offset)
         }
         if unlisted > 0 {
@@ -97,7 +96,6 @@ struct GeoJSONParse {
             return .featureCollection(try readFeatureCollection())
         case .name("Feature"):
             featureIndex = 0
-            defer { featureIndex = nil }
             return try readFeature(depth: 0).map { .feature($0) }
         case .name(let name) where GeoJSON.Geometry.typeNames.contains(name):
             return try readGeometry(depth: 0).map { .geometry($0) }

@@ -61,7 +61,7 @@ public struct JSONParser: Sendable {
         do throws(JSONScanner.Failure) {
             let value = try scanner.readValue(depth: 0)
             scanner.skipWhitespace()
-            guard scanner.isAtEnd else { throw scanner.failure("unexpected \(scanner.currentDescription) after the JSON value") }
+            guard scanner.isAtEnd else { throw scanner.failure("expected end of input after the JSON value, found \(scanner.currentDescription)") }
             return .success(value)
         } catch {
             let position = TextPosition.lineColumns(of: [error.offset], in: base, count: buffer.count)[0]

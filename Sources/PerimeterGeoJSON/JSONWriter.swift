@@ -84,6 +84,8 @@ public struct JSONWriter: Sendable {
         output.append(contentsOf: (Self.format(value) ?? "null").utf8)
     }
 
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
     func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
@@ -96,7 +98,7 @@ public struct JSONWriter: Sendable {
             case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
             case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
             case 0x00..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                let hex = Self.hexDigits
                 output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
                                            hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
             default: output.append(byte)

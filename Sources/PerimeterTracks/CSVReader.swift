@@ -189,9 +189,11 @@ enum CSVReader {
 
         /// The text of a field, with doubled quotes undone in quoted fields and spaces trimmed.
         func text(_ range: Range<Int>, quoted: Bool) -> String {
-            let raw = String(decoding: bytes[range], as: UTF8.self)
-            let text = quoted ? raw.replacingOccurrences(of: "\"\"", with: "\"") : raw
-            return text.trimmingCharacters(in: .whitespaces)
+            var start = range.lowerBound, end = range.upperBound
+            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+            let raw = String(decoding: bytes[start..<end], as: UTF8.self)
+            return quoted && bytes[start..<end].contains(0x22) ? raw.replacingOccurrences(of: "\"\"", with: "\"") : raw
         }
     }
 }

@@ -73,7 +73,7 @@ enum GPXReader {
                     if selfClosing { finish(open, into: &buckets[kind.rawValue]) } else { current = open }
                 } else if capture == nil, !selfClosing {
                     let field: Field?
-                    switch name.lowercased() {
+                    switch name.count <= 18 ? name.lowercased() : "" {
                     case "time": field = .time
                     case "speed": field = .speed
                     case "course": field = .course
@@ -88,7 +88,7 @@ enum GPXReader {
                 if capture != nil { text += String(decoding: bytes[range], as: UTF8.self) }
             case .end:
                 if let c = capture, scanner.depth < c.depth {
-                    let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                    let value = trimmed(text)
                     switch c.field {
                     case .time: if current?.time == nil { current?.time = value }
                     case .speed: if current?.speed == nil { current?.speed = value }
@@ -128,6 +128,13 @@ enum GPXReader {
             updates = try simulation.simulate(path: bucket.points.map(\.coordinate), device: context.defaultDevice, source: context.source)
         }
         return TrackReadResult(updates: updates, warnings: bucket.log.finished())
+    }
+
+    /// `text` without leading and trailing XML white space.
+    private static func trimmed(_ text: String) -> String {
+        let utf8 = text.utf8
+        guard let first = utf8.first, let last = utf8.last, XMLScanner.isSpace(first) || XMLScanner.isSpace(last) else { return text }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Validates a finished point and files it (or its problem) in its bucket.

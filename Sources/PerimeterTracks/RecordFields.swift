@@ -113,7 +113,7 @@ enum RecordBuilder {
         var device = defaultDevice
         if let value = field(.device) {
             switch value {
-            case .text(let s): device = DeviceID(s.trimmingCharacters(in: .whitespaces))
+            case .text(let s): device = DeviceID(s)
             case .number(let v): device = DeviceID(v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v))
             case .other(let d): return .failure(FieldProblem(role: .device, message: "device id \(d) is not a string or number"))
             }

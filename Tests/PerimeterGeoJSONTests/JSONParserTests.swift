@@ -31,7 +31,7 @@ import Testing
         ("[\"\\u12G4\"]", "invalid \\u escape: expected 4 hex digits", 1, 3),
         ("[\"\\ud800\"]", "unpaired UTF-16 surrogate in \\u escape", 1, 3),
         ("[\"\\udc00\"]", "unpaired UTF-16 surrogate in \\u escape", 1, 3),
-        ("[1] 2", "unexpected a number after the JSON value", 1, 5),
+        ("[1] 2", "expected end of input after the JSON value, found a number", 1, 5),
         ("[NaN]", "expected a JSON value, found unexpected character 'N'", 1, 2),
     ])
     func syntaxErrors(input: String, message: String, line: Int, column: Int) {

@@ -1,0 +1,172 @@
+import Foundation
+import PerimeterFences
+import PerimeterGeometry
+
+extension DetectionEngine {
+    /// One device's complete state, by fence id: what a store persists so that an engine rebuilt from it
+    /// continues exactly as the original would have (same events, same event and visit ids).
+    ///
+    /// Times are the engine's own representation (seconds since 1970 as `Double`), so they round-trip
+    /// bit for bit.
+    public struct DeviceSnapshot: Hashable, Sendable {
+        /// The device.
+        public var device: DeviceID
+        /// Time of the last accepted update, in seconds since 1970.
+        public var lastTime: Double
+        /// Position of the last accepted update.
+        public var lastCoordinate: Coordinate
+        /// Number of accepted updates so far (visits are numbered by it).
+        public var updateCount: UInt64
+        /// The fences the device is inside, ordered by fence id.
+        public var memberships: [MembershipSnapshot]
+
+        /// Creates a snapshot.
+        public init(device: DeviceID, lastTime: Double, lastCoordinate: Coordinate, updateCount: UInt64,
+                    memberships: [MembershipSnapshot]) {
+            self.device = device
+            self.lastTime = lastTime
+            self.lastCoordinate = lastCoordinate
+            self.updateCount = updateCount
+            self.memberships = memberships
+        }
+    }
+
+    /// That a device is inside a fence, as the engine tracks it.
+    public struct MembershipSnapshot: Hashable, Sendable {
+        /// The fence.
+        public var fence: FenceID
+        /// Entry time in seconds since 1970.
+        public var entryTime: Double
+        /// The device's update count at entry (identifies the visit).
+        public var visitSequence: UInt64
+        /// Whether the visit's dwell has fallen due (fired, or passed silently).
+        public var hasDwelled: Bool
+
+        /// Creates a membership snapshot.
+        public init(fence: FenceID, entryTime: Double, visitSequence: UInt64, hasDwelled: Bool) {
+            self.fence = fence
+            self.entryTime = entryTime
+            self.visitSequence = visitSequence
+            self.hasDwelled = hasDwelled
+        }
+    }
+
+    /// Why ``restore(_:)`` refused a snapshot.
+    public enum RestoreError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The engine has already seen updates; restore only into a fresh engine.
+        case engineNotEmpty
+        /// The same device appears twice.
+        case duplicateDevice(DeviceID)
+        /// A membership names a fence the engine does not watch.
+        case unknownFence(device: DeviceID, fence: FenceID)
+        /// A time is not finite, or a device is inside the same fence twice.
+        case inconsistent(device: DeviceID, reason: String)
+
+        public var description: String {
+            switch self {
+            case .engineNotEmpty:
+                "cannot restore devices into an engine that has already processed updates"
+            case .duplicateDevice(let device):
+                "device \(device) appears twice in the snapshot"
+            case let .unknownFence(device, fence):
+                "device \(device) is recorded inside fence \(fence), which is not loaded"
+            case let .inconsistent(device, reason):
+                "the state of device \(device) is inconsistent: \(reason)"
+            }
+        }
+    }
+
+    /// The state of `device`, or `nil` when it sent no accepted update.
+    ///
+    /// Memberships in fences that were removed since are left out (the engine drops them silently).
+    /// - Complexity: O(k log k) for the k fences the device is inside.
+    public func snapshot(of device: DeviceID) -> DeviceSnapshot? {
+        guard let slot = deviceSlots[device] else { return nil }
+        return snapshot(of: devices[Int(slot)])
+    }
+
+    /// Every device's state, in order of first update.
+    public var deviceSnapshots: [DeviceSnapshot] { devices.map(snapshot(of:)) }
+
+    private func snapshot(of state: DeviceState) -> DeviceSnapshot {
+        var memberships: [MembershipSnapshot] = []
+        memberships.reserveCapacity(state.inside.count)
+        for m in state.inside {
+            guard let fence = fences[slot: m.slot] else { continue }
+            memberships.append(MembershipSnapshot(fence: fence.id, entryTime: m.entryTime,
+                                                  visitSequence: m.visitSequence, hasDwelled: m.hasDwelled))
+        }
+        memberships.sort { $0.fence < $1.fence }
+        return DeviceSnapshot(device: state.id, lastTime: state.lastTime, lastCoordinate: state.lastCoordinate,
+                              updateCount: state.updateCount, memberships: memberships)
+    }
+
+    /// Loads device states into a fresh engine (one that has processed no update), after its fences
+    /// were added. Pending dwell timers are rebuilt from the memberships and the fences' dwell times, so
+    /// dwells fall due exactly as they would have in the engine the snapshot was taken from.
+    ///
+    /// - Throws: ``RestoreError``; the engine is unchanged then.
+    /// - Complexity: O(m log m) for m memberships in total.
+    public mutating func restore(_ snapshots: [DeviceSnapshot]) throws(RestoreError) {
+        guard devices.isEmpty else { throw .engineNotEmpty }
+        var newSlots: [DeviceID: Int32] = [:]
+        newSlots.reserveCapacity(snapshots.count)
+        var newDevices: [DeviceState] = []
+        newDevices.reserveCapacity(snapshots.count)
+        var newTimers: [DwellTimer] = []
+        for snapshot in snapshots {
+            guard newSlots[snapshot.device] == nil else { throw .duplicateDevice(snapshot.device) }
+            guard snapshot.lastTime.isFinite else {
+                throw .inconsistent(device: snapshot.device, reason: "last update time is not finite")
+            }
+            let deviceSlot = Int32(newDevices.count)
+            var state = DeviceState(id: snapshot.device)
+            state.lastTime = snapshot.lastTime
+            state.lastCoordinate = snapshot.lastCoordinate
+            state.updateCount = snapshot.updateCount
+            for m in snapshot.memberships {
+                guard let slot = fences.slot(of: m.fence), let fence = fences[slot: slot] else {
+                    throw .unknownFence(device: snapshot.device, fence: m.fence)
+                }
+                guard m.entryTime.isFinite else {
+                    throw .inconsistent(device: snapshot.device, reason: "entry time in fence \(m.fence) is not finite")
+                }
+                var membership = Membership(slot: slot, entryTime: m.entryTime, visitSequence: m.visitSequence)
+                membership.hasDwelled = m.hasDwelled
+                state.inside.append(membership)
+                if !m.hasDwelled, let dwell = fence.dwellTime ?? configuration.defaultDwellTime {
+                    newTimers.append(DwellTimer(due: m.entryTime + dwell, device: deviceSlot, slot: slot,
+                                                visitSequence: m.visitSequence))
+                }
+            }
+            state.inside.sort { $0.slot < $1.slot }
+            for i in state.inside.indices.dropFirst() where state.inside[i].slot == state.inside[i - 1].slot {
+                let id = fences[slot: state.inside[i].slot]?.id.rawValue ?? "?"
+                throw .inconsistent(device: snapshot.device, reason: "inside fence \(id) twice")
+            }
+            newSlots[snapshot.device] = deviceSlot
+            newDevices.append(state)
+        }
+        deviceSlots = newSlots
+        devices = newDevices
+        for timer in newTimers { timers.push(timer) }
+    }
+
+    /// The devices whose state ``advance(to:into:)`` may change if called with `time`: those with a
+    /// pending dwell timer due by then. Each is listed once, in no particular order.
+    ///
+    /// - Complexity: O(d log n) for d due timers among n pending.
+    public mutating func devicesWithDwellsDue(by time: Date) -> [DeviceID] {
+        let now = time.timeIntervalSince1970
+        guard now.isFinite, let first = timers.popFirst(dueBy: now) else { return [] }
+        var due = [first]
+        while let timer = timers.popFirst(dueBy: now) { due.append(timer) }
+        var seen = Set<Int32>()
+        var result: [DeviceID] = []
+        for timer in due {
+            timers.push(timer)
+            if seen.insert(timer.device).inserted { result.append(devices[Int(timer.device)].id) }
+        }
+        return result
+    }
+}

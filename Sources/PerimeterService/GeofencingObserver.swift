@@ -1,0 +1,32 @@
+import PerimeterEngine
+
+/// Receives what a ``GeofencingService`` reports, like Mapbox's `GeofencingObserver`.
+///
+/// Every method has an empty default, so implement only what you need. Calls come on the thread that
+/// made the service call, after the service's lock is released and (with ``GeofencingOptions/Durability/everyCall``)
+/// after the events were committed; calls for one service call come in event order. Keep them short.
+public protocol GeofencingObserver: AnyObject, Sendable {
+    /// A device entered a fence.
+    func onEntry(_ event: LoggedEvent)
+    /// A device stayed inside a fence for its dwell time.
+    func onDwell(_ event: LoggedEvent)
+    /// A device left a fence.
+    func onExit(_ event: LoggedEvent)
+    /// Something failed: an update was rejected, or the store failed.
+    func onError(_ error: GeofencingError)
+    /// Consent changed: for `device`, or service-wide when `device` is `nil`.
+    func onUserConsentChanged(device: DeviceID?, isConsentGiven: Bool)
+}
+
+extension GeofencingObserver {
+    /// Does nothing.
+    public func onEntry(_ event: LoggedEvent) {}
+    /// Does nothing.
+    public func onDwell(_ event: LoggedEvent) {}
+    /// Does nothing.
+    public func onExit(_ event: LoggedEvent) {}
+    /// Does nothing.
+    public func onError(_ error: GeofencingError) {}
+    /// Does nothing.
+    public func onUserConsentChanged(device: DeviceID?, isConsentGiven: Bool) {}
+}

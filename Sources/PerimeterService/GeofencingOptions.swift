@@ -1,0 +1,67 @@
+/// Settings of a ``GeofencingService``, given to ``GeofencingService/configure(_:)``.
+public struct GeofencingOptions: Hashable, Sendable {
+    /// When the store commits what the service did (see docs/service.md, "Durability").
+    public enum Durability: Hashable, Sendable {
+        /// Every call that changes state commits before it returns: when `process` returns, its updates,
+        /// the state they produced and their events are in the store.
+        case everyCall
+        /// Group commit: changes accumulate in memory and are committed once at least this many updates
+        /// are pending (and by ``GeofencingService/flush()``, feature and consent changes, and `close`).
+        /// A crash loses at most the uncommitted tail; ``GeofencingService/processedUpdateCount`` after a
+        /// restart says where to resume.
+        case everyUpdates(Int)
+    }
+
+    /// The most features (fences) the service monitors; adding past it fails with
+    /// ``GeofencingError/Code/limitExceeded``. Default 100,000, like Mapbox.
+    public var maximumMonitoredFeatures: Int
+    /// Dwell time in seconds for fences that set none; `nil` for no dwell on such fences.
+    public var defaultDwellTime: Double?
+    /// Radius in metres for Point, MultiPoint and line features that set none; `nil` makes such a
+    /// feature invalid.
+    public var defaultRadius: Double?
+    /// Updates reporting a horizontal accuracy worse (larger) than this many metres are rejected with
+    /// ``GeofencingError/Code/inaccurateLocation``; `nil` accepts any accuracy.
+    public var maximumHorizontalAccuracy: Double?
+    /// Whether each processed update first advances the service's clock to its time, so that dwells of
+    /// other devices fall due as time passes (as in a replay). When `false`, only
+    /// ``GeofencingService/advance(to:)`` fires dwells of devices that send no update.
+    public var advancesClockWithUpdates: Bool
+    /// Whether a device that was never asked has consent (service-wide consent must also be given).
+    public var consentByDefault: Bool
+    /// When changes are committed to the store.
+    public var durability: Durability
+
+    /// Creates options.
+    public init(maximumMonitoredFeatures: Int = 100_000, defaultDwellTime: Double? = nil, defaultRadius: Double? = nil,
+                maximumHorizontalAccuracy: Double? = nil, advancesClockWithUpdates: Bool = true,
+                consentByDefault: Bool = true, durability: Durability = .everyCall) {
+        self.maximumMonitoredFeatures = maximumMonitoredFeatures
+        self.defaultDwellTime = defaultDwellTime
+        self.defaultRadius = defaultRadius
+        self.maximumHorizontalAccuracy = maximumHorizontalAccuracy
+        self.advancesClockWithUpdates = advancesClockWithUpdates
+        self.consentByDefault = consentByDefault
+        self.durability = durability
+    }
+
+    /// The first problem with these options, if any.
+    func validate() -> GeofencingError? {
+        if maximumMonitoredFeatures < 0 {
+            return GeofencingError(.invalidArgument, "maximumMonitoredFeatures is \(maximumMonitoredFeatures); it must be 0 or more")
+        }
+        if let d = defaultDwellTime, !(d.isFinite && d >= 0) {
+            return GeofencingError(.invalidArgument, "defaultDwellTime is \(d); it must be a finite number of seconds ≥ 0, or nil")
+        }
+        if let r = defaultRadius, !(r.isFinite && r > 0) {
+            return GeofencingError(.invalidArgument, "defaultRadius is \(r); it must be a finite number of metres > 0, or nil")
+        }
+        if let a = maximumHorizontalAccuracy, !(a >= 0) {
+            return GeofencingError(.invalidArgument, "maximumHorizontalAccuracy is \(a); it must be a number of metres ≥ 0, or nil")
+        }
+        if case .everyUpdates(let n) = durability, n < 1 {
+            return GeofencingError(.invalidArgument, "durability .everyUpdates(\(n)) needs a count of at least 1")
+        }
+        return nil
+    }
+}

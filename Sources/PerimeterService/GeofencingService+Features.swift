@@ -1,0 +1,136 @@
+import PerimeterEngine
+import PerimeterFences
+import PerimeterGeoJSON
+
+extension GeofencingService {
+    /// Starts monitoring `feature`, or replaces the monitored feature with the same id (devices inside
+    /// keep their visit). Committed before it returns.
+    ///
+    /// - Throws: ``GeofencingError/Code/invalidFeature`` (no id, bad geometry or property; the problems
+    ///   are attached), ``GeofencingError/Code/limitExceeded``, ``GeofencingError/Code/notConfigured``,
+    ///   ``GeofencingError/Code/storageFailure``.
+    public func addFeature(_ feature: GeoJSON.Feature) throws(GeofencingError) {
+        try addFeatures([feature])
+    }
+
+    /// Adds or replaces several features atomically: if any is invalid or the limit would be exceeded,
+    /// none is added. A later feature replaces an earlier one with the same id.
+    ///
+    /// - Complexity: O(total vertices) for the index rebuild, once.
+    public func addFeatures(_ features: [GeoJSON.Feature]) throws(GeofencingError) {
+        let failure = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> GeofencingError? in
+            let options = try c.configured()
+            var fences: [Fence] = []
+            fences.reserveCapacity(features.count)
+            for (index, feature) in features.enumerated() {
+                fences.append(try c.makeFence(feature, options: options, index: features.count > 1 ? index : nil))
+            }
+            let newIDs = Set(fences.map(\.id)).filter { c.features[$0] == nil }
+            let total = c.features.count + newIDs.count
+            if total > options.maximumMonitoredFeatures {
+                throw GeofencingError(.limitExceeded,
+                                      "adding \(newIDs.count) new features would monitor \(total), more than maximumMonitoredFeatures (\(options.maximumMonitoredFeatures)); remove features or raise the limit in configure(_:)")
+            }
+            for (fence, feature) in zip(fences, features) {
+                let position = c.positions[fence.id] ?? c.nextPosition
+                if c.positions[fence.id] == nil { c.nextPosition += 1 }
+                c.positions[fence.id] = position
+                c.features[fence.id] = feature
+                c.engine.upsert(fence)
+                c.pending.fences.append(.upsert(StoredFence(
+                    id: fence.id, position: position, feature: JSONWriter().string(.feature(feature)),
+                    group: fence.group, name: fence.name, dwellTime: fence.dwellTime,
+                    expiresAt: fence.expiresAt?.timeIntervalSince1970)))
+            }
+            return c.commitIfDue(store, force: true)
+        }
+        if let failure {
+            notify(errors: [failure])
+            throw failure
+        }
+    }
+
+    /// The monitored feature with `id`, as it was given.
+    public func feature(id: FenceID) throws(GeofencingError) -> GeoJSON.Feature {
+        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> GeoJSON.Feature in
+            _ = try c.configured()
+            guard let feature = c.features[id] else { throw Self.notFound(id) }
+            return feature
+        }
+    }
+
+    /// The fence made from the feature with `id` (what the engine watches), if monitored.
+    public func fence(id: FenceID) throws(GeofencingError) -> Fence? {
+        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> Fence? in
+            _ = try c.configured()
+            return c.engine.fence(id: id)
+        }
+    }
+
+    /// The monitored features of `group` (every feature when `nil`), in the order they were first added.
+    /// A feature's group is its `perimeter:group` property.
+    public func features(group: String? = nil) throws(GeofencingError) -> [GeoJSON.Feature] {
+        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> [GeoJSON.Feature] in
+            _ = try c.configured()
+            return c.orderedFenceIDs.compactMap { id in
+                guard group == nil || c.engine.fence(id: id)?.group == group else { return nil }
+                return c.features[id]
+            }
+        }
+    }
+
+    /// Stops monitoring the feature with `id`; presence in it is dropped without exit events.
+    /// - Throws: ``GeofencingError/Code/featureNotFound`` when no such feature is monitored.
+    public func removeFeature(id: FenceID) throws(GeofencingError) {
+        let removed = try removeFeatures { id == $0.id }
+        if removed == 0 { throw Self.notFound(id) }
+    }
+
+    /// Stops monitoring every feature of `group`.
+    /// - Returns: how many features were removed.
+    @discardableResult
+    public func removeFeatures(group: String) throws(GeofencingError) -> Int {
+        try removeFeatures { $0.group == group }
+    }
+
+    /// Stops monitoring every feature.
+    public func clearFeatures() throws(GeofencingError) {
+        let failure = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> GeofencingError? in
+            _ = try c.configured()
+            c.engine.removeAllFences()
+            c.features = [:]
+            c.positions = [:]
+            c.pending.fences.append(.removeAll)
+            return c.commitIfDue(store, force: true)
+        }
+        if let failure {
+            notify(errors: [failure])
+            throw failure
+        }
+    }
+
+    private func removeFeatures(where predicate: (Fence) -> Bool) throws(GeofencingError) -> Int {
+        let (count, failure) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (Int, GeofencingError?) in
+            _ = try c.configured()
+            let doomed = c.engine.fenceSet.fences.filter(predicate).map(\.id)
+            guard !doomed.isEmpty else { return (0, nil) }
+            for id in doomed {
+                c.engine.remove(id: id)
+                c.features[id] = nil
+                c.positions[id] = nil
+                c.pending.fences.append(.remove(id))
+            }
+            return (doomed.count, c.commitIfDue(store, force: true))
+        }
+        if let failure {
+            notify(errors: [failure])
+            throw failure
+        }
+        return count
+    }
+
+    static func notFound(_ id: FenceID) -> GeofencingError {
+        GeofencingError(.featureNotFound, "no feature with id \"\(id)\" is monitored; features(group:) lists those that are",
+                        featureID: id)
+    }
+}

@@ -1,0 +1,52 @@
+import PerimeterEngine
+
+extension GeofencingService {
+    /// Registers `observer` (once; adding it again does nothing).
+    public func addObserver(_ observer: any GeofencingObserver) {
+        core.withLock { c in
+            if !c.observers.contains(where: { $0 === observer }) { c.observers.append(observer) }
+        }
+    }
+
+    /// Unregisters `observer`.
+    public func removeObserver(_ observer: any GeofencingObserver) {
+        core.withLock { c in c.observers.removeAll { $0 === observer } }
+    }
+
+    /// A stream of every event logged from now on, in log order, for `for await` users.
+    ///
+    /// The stream ends when the service is closed or deallocated, or when the consumer stops iterating.
+    public func events(bufferingPolicy: AsyncStream<LoggedEvent>.Continuation.BufferingPolicy = .unbounded)
+        -> AsyncStream<LoggedEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LoggedEvent.self, bufferingPolicy: bufferingPolicy)
+        let id = core.withLock { c in
+            let id = c.nextStreamID
+            c.nextStreamID += 1
+            c.streams[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.core.withLock { c in c.streams.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Tells the observers, outside the lock.
+    func notify(events: [LoggedEvent] = [], errors: [GeofencingError] = [],
+                consent: [(DeviceID?, Bool)] = []) {
+        guard !events.isEmpty || !errors.isEmpty || !consent.isEmpty else { return }
+        let observers = core.withLock { $0.observers }
+        guard !observers.isEmpty else { return }
+        for observer in observers {
+            for logged in events {
+                switch logged.event.kind {
+                case .entry: observer.onEntry(logged)
+                case .dwell: observer.onDwell(logged)
+                case .exit: observer.onExit(logged)
+                }
+            }
+            for error in errors { observer.onError(error) }
+            for (device, given) in consent { observer.onUserConsentChanged(device: device, isConsentGiven: given) }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import PerimeterEngine
+import PerimeterFences
+import PerimeterGeoJSON
+import Synchronization
+
+/// Geofencing as a library: monitors GeoJSON features, turns location updates into entry, dwell and exit
+/// events, and keeps its state in a ``GeofencingStore`` so that a restart resumes exactly.
+///
+/// The API follows Mapbox's `GeofencingService` (configure, add/remove features, observers, user
+/// consent) and adds what a server needs: many devices, batches, a durable event log. The engine
+/// underneath is synchronous; one lock serialises calls, so the service can be shared by many tasks.
+///
+/// ```swift
+/// let service = GeofencingService(store: try SQLiteGeofencingStore(path: "state.sqlite"))
+/// try service.configure(GeofencingOptions(defaultDwellTime: 300))
+/// try service.addFeature(feature)
+/// let result = try service.process(updates)
+/// ```
+public final class GeofencingService: Sendable {
+    let store: any GeofencingStore
+    let core = Mutex(ServiceCore())
+
+    /// Creates a service on `store` (by default an in-memory one). Call ``configure(_:)`` before use.
+    public init(store: any GeofencingStore = InMemoryGeofencingStore()) {
+        self.store = store
+    }
+
+    deinit {
+        core.withLock { c in
+            for continuation in c.streams.values { continuation.finish() }
+        }
+    }
+
+    /// Applies `options`. The first call loads the store (fences, device state, consent, event log
+    /// position); later calls rebuild the engine with the new options and keep every device's state.
+    ///
+    /// - Throws: ``GeofencingError/Code/invalidArgument`` for bad options;
+    ///   ``GeofencingError/Code/incompatibleStorage`` when the store holds data that cannot be used
+    ///   (a foreign or newer database, a damaged file); ``GeofencingError/Code/storageFailure`` when it
+    ///   cannot be read. The service is then left as it was.
+    public func configure(_ options: GeofencingOptions) throws(GeofencingError) {
+        if let problem = options.validate() { throw problem }
+        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) in
+            if c.options == nil {
+                let state: StoredState
+                do {
+                    state = try store.load()
+                } catch {
+                    throw GeofencingError.storage(error, while: "loading the stored state")
+                }
+                var fresh = ServiceCore()
+                fresh.observers = c.observers
+                fresh.streams = c.streams
+                fresh.nextStreamID = c.nextStreamID
+                try fresh.load(state, options: options)
+                c = fresh
+            } else {
+                try c.rebuild(options: options, order: c.orderedFenceIDs, devices: c.engine.deviceSnapshots)
+            }
+        }
+    }
+
+    /// The options in use, or `nil` before ``configure(_:)``.
+    public var options: GeofencingOptions? { core.withLock { $0.options } }
+
+    /// Commits every pending change to the store now (a no-op when nothing is pending).
+    ///
+    /// With ``GeofencingOptions/Durability/everyUpdates(_:)`` this is how a caller makes everything
+    /// processed so far durable; it is also how to retry after a ``GeofencingError/Code/storageFailure``.
+    public func flush() throws(GeofencingError) {
+        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) in try c.commit(store) }
+    }
+
+    /// Flushes, ends every event stream, and returns the service to the unconfigured state.
+    /// ``configure(_:)`` may be called again afterwards (it reloads from the store).
+    public func close() throws(GeofencingError) {
+        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) in
+            if c.options != nil { try c.commit(store) }
+            for continuation in c.streams.values { continuation.finish() }
+            let observers = c.observers
+            c = ServiceCore()
+            c.observers = observers
+        }
+    }
+
+    /// Counters of the engine since the last ``configure(_:)``.
+    public var statistics: DetectionEngine.Statistics { core.withLock { $0.engine.statistics } }
+
+    /// How many updates the service has consumed in total (accepted or rejected, across restarts).
+    ///
+    /// Right after ``configure(_:)`` on a reopened store this is the number of updates that were
+    /// committed: a caller replaying a stream resumes after that many.
+    public var processedUpdateCount: UInt64 { core.withLock { $0.processedUpdates } }
+
+    /// The sequence number of the last logged event (0 when none).
+    public var lastEventSequence: Int64 { core.withLock { $0.lastSequence } }
+
+    /// Up to `limit` committed events after `sequence`, from the store (the outbox).
+    public func loggedEvents(after sequence: Int64, limit: Int = 1000) throws(GeofencingError) -> [LoggedEvent] {
+        do {
+            return try store.events(after: sequence, limit: limit)
+        } catch {
+            throw GeofencingError.storage(error, while: "reading the event log")
+        }
+    }
+}

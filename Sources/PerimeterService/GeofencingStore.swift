@@ -1,0 +1,119 @@
+import PerimeterEngine
+import PerimeterFences
+
+/// Where a ``GeofencingService`` keeps its state so that a restart resumes exactly.
+///
+/// The service calls a store from under its own lock, one call at a time; implementations must still be
+/// `Sendable` (they may be shared, for example with an outbox reader calling ``events(after:limit:)``).
+/// Two implementations pass one shared test suite: ``InMemoryGeofencingStore`` and the SQLite store of
+/// the `PerimeterSQLite` module.
+public protocol GeofencingStore: AnyObject, Sendable {
+    /// Everything stored, for a service that starts up.
+    /// - Throws: when the store cannot be read or holds data this version cannot use.
+    func load() throws -> StoredState
+
+    /// Applies `changes` atomically: all of them or (when it throws) none.
+    func commit(_ changes: StoreChanges) throws
+
+    /// Up to `limit` logged events with a sequence number greater than `sequence`, in sequence order.
+    func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent]
+}
+
+/// A fence as stored: the GeoJSON feature as given plus what the engine derived from it.
+public struct StoredFence: Hashable, Sendable {
+    /// The fence id (the feature's id).
+    public var id: FenceID
+    /// Order of first addition; fences are loaded in this order.
+    public var position: Int64
+    /// The GeoJSON Feature as given, serialised (the source of truth on reload).
+    public var feature: String
+    /// Derived: the fence's group.
+    public var group: String?
+    /// Derived: the fence's name.
+    public var name: String?
+    /// Derived: the dwell time in seconds.
+    public var dwellTime: Double?
+    /// Derived: the expiry, in seconds since 1970.
+    public var expiresAt: Double?
+
+    /// Creates a stored fence.
+    public init(id: FenceID, position: Int64, feature: String, group: String? = nil, name: String? = nil,
+                dwellTime: Double? = nil, expiresAt: Double? = nil) {
+        self.id = id
+        self.position = position
+        self.feature = feature
+        self.group = group
+        self.name = name
+        self.dwellTime = dwellTime
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Everything a store holds, as loaded at start-up.
+public struct StoredState: Hashable, Sendable {
+    /// The fences, by ascending ``StoredFence/position``.
+    public var fences: [StoredFence] = []
+    /// Every device's state (last accepted update, update count, presence).
+    public var devices: [DetectionEngine.DeviceSnapshot] = []
+    /// Service-wide consent, if it was ever set.
+    public var serviceConsent: Bool?
+    /// Per-device consent that was set explicitly.
+    public var deviceConsents: [DeviceID: Bool] = [:]
+    /// The sequence number of the last logged event (0 when the log is empty).
+    public var lastEventSequence: Int64 = 0
+    /// How many updates the service had consumed when it last committed (where a stream resumes).
+    public var processedUpdates: UInt64 = 0
+
+    /// An empty state.
+    public init() {}
+}
+
+/// One change to the stored fences.
+public enum FenceChange: Hashable, Sendable {
+    /// Add the fence, or replace the one with the same id (keeping its position).
+    case upsert(StoredFence)
+    /// Remove the fence with this id and every presence in it.
+    case remove(FenceID)
+    /// Remove every fence and every presence.
+    case removeAll
+}
+
+/// A device whose state changed.
+public struct DeviceChange: Hashable, Sendable {
+    /// The device's state now.
+    public var snapshot: DetectionEngine.DeviceSnapshot
+    /// Whether its memberships differ from what was last committed (only then are they rewritten).
+    public var presenceChanged: Bool
+
+    /// Creates a device change.
+    public init(snapshot: DetectionEngine.DeviceSnapshot, presenceChanged: Bool) {
+        self.snapshot = snapshot
+        self.presenceChanged = presenceChanged
+    }
+}
+
+/// What one commit writes, applied in this order: fence changes (in order), devices, events, consent,
+/// the processed-update counter.
+public struct StoreChanges: Hashable, Sendable {
+    /// Fence changes, applied in order.
+    public var fences: [FenceChange] = []
+    /// Devices to write (each at most once).
+    public var devices: [DeviceChange] = []
+    /// Events to append; their sequence numbers continue the log without gaps.
+    public var events: [LoggedEvent] = []
+    /// New service-wide consent, if it changed.
+    public var serviceConsent: Bool?
+    /// Per-device consent that changed.
+    public var deviceConsents: [DeviceID: Bool] = [:]
+    /// The new processed-update counter, if it changed.
+    public var processedUpdates: UInt64?
+
+    /// No changes.
+    public init() {}
+
+    /// Whether there is nothing to write.
+    public var isEmpty: Bool {
+        fences.isEmpty && devices.isEmpty && events.isEmpty && serviceConsent == nil && deviceConsents.isEmpty
+            && processedUpdates == nil
+    }
+}

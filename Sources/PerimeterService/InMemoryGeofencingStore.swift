@@ -1,0 +1,91 @@
+import PerimeterEngine
+import PerimeterFences
+import Synchronization
+
+/// A store that keeps everything in memory: for tests and for apps that need no durability.
+///
+/// A service reopened on the same instance resumes exactly, as with a durable store; nothing survives
+/// the process.
+public final class InMemoryGeofencingStore: GeofencingStore {
+    private struct Contents {
+        var fences: [FenceID: StoredFence] = [:]
+        var devices: [DeviceID: DetectionEngine.DeviceSnapshot] = [:]
+        var deviceOrder: [DeviceID] = []
+        var serviceConsent: Bool?
+        var deviceConsents: [DeviceID: Bool] = [:]
+        var events: [LoggedEvent] = []
+        var processedUpdates: UInt64 = 0
+    }
+
+    private let contents = Mutex(Contents())
+
+    /// An empty store.
+    public init() {}
+
+    /// - Complexity: O(fences log fences + devices).
+    public func load() throws -> StoredState {
+        contents.withLock { c in
+            var state = StoredState()
+            state.fences = c.fences.values.sorted { $0.position < $1.position }
+            state.devices = c.deviceOrder.compactMap { c.devices[$0] }
+            state.serviceConsent = c.serviceConsent
+            state.deviceConsents = c.deviceConsents
+            state.lastEventSequence = c.events.last?.sequence ?? 0
+            state.processedUpdates = c.processedUpdates
+            return state
+        }
+    }
+
+    /// Applies `changes` atomically (it checks the event sequence before changing anything).
+    public func commit(_ changes: StoreChanges) throws {
+        try contents.withLock { (c: inout Contents) throws(GeofencingError) in
+            var next = (c.events.last?.sequence ?? 0) + 1
+            for logged in changes.events {
+                guard logged.sequence == next else {
+                    throw GeofencingError(.storageFailure, "event sequence \(logged.sequence) does not continue the log (expected \(next))")
+                }
+                next += 1
+            }
+            for change in changes.fences {
+                switch change {
+                case .upsert(var fence):
+                    if let old = c.fences[fence.id] { fence.position = old.position }
+                    c.fences[fence.id] = fence
+                case .remove(let id):
+                    c.fences[id] = nil
+                    for (device, var snapshot) in c.devices where snapshot.memberships.contains(where: { $0.fence == id }) {
+                        snapshot.memberships.removeAll { $0.fence == id }
+                        c.devices[device] = snapshot
+                    }
+                case .removeAll:
+                    c.fences = [:]
+                    for device in c.deviceOrder { c.devices[device]?.memberships = [] }
+                }
+            }
+            for change in changes.devices {
+                var snapshot = change.snapshot
+                if let old = c.devices[snapshot.device] {
+                    if !change.presenceChanged { snapshot.memberships = old.memberships }
+                } else {
+                    c.deviceOrder.append(snapshot.device)
+                    if !change.presenceChanged { snapshot.memberships = [] }
+                }
+                c.devices[snapshot.device] = snapshot
+            }
+            c.events += changes.events
+            if let consent = changes.serviceConsent { c.serviceConsent = consent }
+            c.deviceConsents.merge(changes.deviceConsents) { $1 }
+            if let processed = changes.processedUpdates { c.processedUpdates = processed }
+        }
+    }
+
+    /// - Complexity: O(log n + limit).
+    public func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent] {
+        contents.withLock { c in
+            // Sequences are 1, 2, 3, … so the index of sequence s is s - 1.
+            let start = Int(max(0, min(sequence, Int64(c.events.count))))
+            let end = start + min(max(0, limit), c.events.count - start)
+            return Array(c.events[start..<end])
+        }
+    }
+}

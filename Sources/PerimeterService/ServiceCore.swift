@@ -1,0 +1,176 @@
+import Foundation
+import PerimeterEngine
+import PerimeterFences
+import PerimeterGeoJSON
+
+/// Changes made in memory and not yet committed to the store.
+struct PendingChanges {
+    var fences: [FenceChange] = []
+    var touched: Set<DeviceID> = []
+    var events: [LoggedEvent] = []
+    var serviceConsent: Bool?
+    var deviceConsents: [DeviceID: Bool] = [:]
+    var processedUpdatesChanged = false
+    /// Updates consumed since the last commit (for group commit).
+    var updates = 0
+
+    var isEmpty: Bool {
+        fences.isEmpty && touched.isEmpty && events.isEmpty && serviceConsent == nil && deviceConsents.isEmpty
+            && !processedUpdatesChanged
+    }
+}
+
+/// Everything the service guards with its lock: the synchronous engine and the bookkeeping around it.
+struct ServiceCore {
+    var options: GeofencingOptions?
+    var engine = DetectionEngine()
+    var features: [FenceID: GeoJSON.Feature] = [:]
+    var positions: [FenceID: Int64] = [:]
+    var nextPosition: Int64 = 1
+    var serviceConsent = true
+    var deviceConsents: [DeviceID: Bool] = [:]
+    var lastSequence: Int64 = 0
+    var processedUpdates: UInt64 = 0
+    /// Memberships as last committed, to write presence only when it changed.
+    var committedPresence: [DeviceID: [DetectionEngine.MembershipSnapshot]] = [:]
+    var pending = PendingChanges()
+    var observers: [any GeofencingObserver] = []
+    var streams: [Int: AsyncStream<LoggedEvent>.Continuation] = [:]
+    var nextStreamID = 0
+
+    /// The options, or `notConfigured`.
+    func configured() throws(GeofencingError) -> GeofencingOptions {
+        guard let options else { throw .notConfigured }
+        return options
+    }
+
+    // MARK: - Events
+
+    /// Numbers `events`, queues them for the store and the streams, and appends them to `output`.
+    mutating func log(_ events: [GeofenceEvent], into output: inout [LoggedEvent]) {
+        guard !events.isEmpty else { return }
+        output.reserveCapacity(output.count + events.count)
+        for event in events {
+            lastSequence += 1
+            let logged = LoggedEvent(sequence: lastSequence, event: event)
+            pending.events.append(logged)
+            output.append(logged)
+            for continuation in streams.values { continuation.yield(logged) }
+        }
+    }
+
+    // MARK: - Commit
+
+    /// Commits pending changes when the durability policy asks for it (or `force`).
+    mutating func commitIfDue(_ store: any GeofencingStore, force: Bool = false) -> GeofencingError? {
+        if !force, case .everyUpdates(let n)? = options?.durability, pending.updates < n { return nil }
+        do {
+            try commit(store)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Writes every pending change in one store transaction. On failure the changes stay pending.
+    mutating func commit(_ store: any GeofencingStore) throws(GeofencingError) {
+        guard !pending.isEmpty else { return }
+        var changes = StoreChanges()
+        changes.fences = pending.fences
+        var presence: [(DeviceID, [DetectionEngine.MembershipSnapshot])] = []
+        for device in pending.touched.sorted() {
+            guard let snapshot = engine.snapshot(of: device) else { continue }
+            let changed = (committedPresence[device] ?? []) != snapshot.memberships
+            if changed { presence.append((device, snapshot.memberships)) }
+            changes.devices.append(DeviceChange(snapshot: snapshot, presenceChanged: changed))
+        }
+        changes.events = pending.events
+        changes.serviceConsent = pending.serviceConsent
+        changes.deviceConsents = pending.deviceConsents
+        changes.processedUpdates = pending.processedUpdatesChanged ? processedUpdates : nil
+        do {
+            try store.commit(changes)
+        } catch {
+            throw .storage(error, while: "committing \(changes.events.count) events and \(changes.devices.count) device states")
+        }
+        for (device, memberships) in presence { committedPresence[device] = memberships }
+        pending = PendingChanges()
+    }
+
+    // MARK: - Loading
+
+    /// Makes the fence for `feature` with the current options.
+    func makeFence(_ feature: GeoJSON.Feature, options: GeofencingOptions, index: Int? = nil) throws(GeofencingError) -> Fence {
+        let place = index.map { "feature \($0)" } ?? "the feature"
+        guard let id = feature.id else {
+            throw GeofencingError(.invalidFeature, "\(place) has no id; give every feature a string or integer id so it can be replaced and removed")
+        }
+        let loader = FenceLoader(options: FenceLoader.Options(defaultRadius: options.defaultRadius))
+        let result = loader.load([(feature, JSONPath())])
+        let errors = result.problems.filter { $0.severity == .error }
+        guard errors.isEmpty, let fence = result.fences.first else {
+            let text = errors.map(\.message).joined(separator: "; ")
+            throw GeofencingError(.invalidFeature, "\(place) (id \"\(id)\") cannot be monitored: \(text)",
+                                  featureID: FenceID(id.description), problems: result.problems)
+        }
+        return fence
+    }
+
+    /// Rebuilds the engine from the features and `devices` (after a load or a reconfiguration).
+    mutating func rebuild(options: GeofencingOptions, order: [FenceID],
+                          devices: [DetectionEngine.DeviceSnapshot]) throws(GeofencingError) {
+        var fences: [Fence] = []
+        fences.reserveCapacity(order.count)
+        for id in order {
+            guard let feature = features[id] else { continue }
+            fences.append(try makeFence(feature, options: options))
+        }
+        var engine = DetectionEngine(fences: fences,
+                                     configuration: .init(defaultDwellTime: options.defaultDwellTime))
+        do {
+            try engine.restore(devices)
+        } catch {
+            throw GeofencingError(.incompatibleStorage, "the stored device state cannot be restored: \(error)")
+        }
+        self.engine = engine
+        self.options = options
+    }
+
+    /// Loads the store's contents into a fresh core.
+    mutating func load(_ state: StoredState, options: GeofencingOptions) throws(GeofencingError) {
+        var order: [FenceID] = []
+        for stored in state.fences {
+            let result = GeoJSONReader().read(Array(stored.feature.utf8))
+            guard !result.hasErrors, case .feature(let feature)? = result.object else {
+                let reason = result.errors.first.map(\.description) ?? "it is not a GeoJSON Feature"
+                throw GeofencingError(.incompatibleStorage, "stored feature \"\(stored.id)\" cannot be read: \(reason)",
+                                      featureID: stored.id)
+            }
+            features[stored.id] = feature
+            positions[stored.id] = stored.position
+            nextPosition = max(nextPosition, stored.position + 1)
+            order.append(stored.id)
+        }
+        do {
+            try rebuild(options: options, order: order, devices: state.devices)
+        } catch where error.code == .invalidFeature {
+            throw GeofencingError(.incompatibleStorage, "a stored feature cannot be loaded with these options: \(error.message)",
+                                  featureID: error.featureID, problems: error.problems)
+        }
+        serviceConsent = state.serviceConsent ?? true
+        deviceConsents = state.deviceConsents
+        lastSequence = state.lastEventSequence
+        processedUpdates = state.processedUpdates
+        committedPresence = [:]
+        for device in state.devices { committedPresence[device.device] = device.memberships }
+    }
+
+    /// Fence ids by position.
+    var orderedFenceIDs: [FenceID] {
+        positions.sorted { $0.value < $1.value }.map(\.key)
+    }
+
+    func hasConsent(_ device: DeviceID, options: GeofencingOptions) -> Bool {
+        serviceConsent && (deviceConsents[device] ?? options.consentByDefault)
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import PerimeterTestSupport
+import Testing
+
+private let squareFences = #"""
+{"type":"FeatureCollection","features":[
+ {"type":"Feature","id":"home","properties":{"name":"Home","perimeter:dwell":30},
+  "geometry":{"type":"Polygon","coordinates":[[[0,0],[0.01,0],[0.01,0.01],[0,0.01],[0,0]]]}},
+ {"type":"Feature","id":"shop","properties":{"name":"Shop","perimeter:message":"{device} is at the {name}"},
+  "geometry":{"type":"Point","coordinates":[0.02,0.005]}}
+]}
+"""#
+
+private let twoDevicesCSV = """
+deviceId,time,lat,lon
+a,2026-01-01T10:00:00Z,0.005,0.005
+b,2026-01-01T10:00:10Z,0.005,-0.01
+a,2026-01-01T10:01:00Z,0.005,0.02
+b,2026-01-01T10:01:30Z,0.005,0.005
+"""
+
+@Suite("Command line")
+struct CommandLineTests {
+    @Test("replay merges devices by time, fires dwells between updates in time order, renders messages")
+    func twoDevices() throws {
+        let dir = try temporaryDirectory()
+        let fences = try write(squareFences, to: "f.geojson", in: dir)
+        let track = try write(twoDevicesCSV, to: "t.csv", in: dir)
+        let run = perimeter("replay", "--fences", fences, "--track", track, "--radius", "200")
+        #expect(run.status == 0, "\(run.error)")
+        #expect(run.output.split(separator: "\n").map(String.init) == [
+            "a: Entered Home at 10:00:00",
+            "a: Dwelled in Home at 10:00:30",
+            "a: Exited Home at 10:01:00 after 1 min",
+            "a: a is at the Shop",
+            "b: Entered Home at 10:01:30",
+        ])
+    }
+
+    @Test("usage errors: one line, exit status 64", arguments: [
+        (["replay", "--fences", "x.geojson"], "at least one --track"),
+        (["replay", "--track", "t.gpx"], "--fences FILE is required"),
+        (["replay", "--fences", "f", "--track", "t", "--bogus"], "unknown option '--bogus'"),
+        (["replay", "--fences", "f", "--track", "t", "--format", "xml"], "--format must be one of text, ndjson"),
+        (["replay", "--fences", "f", "--track", "t", "--dwell", "-3"], "--dwell must be a number"),
+        (["replay", "--fences", "f", "--track", "t", "--dwell"], "--dwell needs a value"),
+        (["replay", "--fences", "f", "--fences", "g", "--track", "t"], "given 2 times"),
+        (["validate"], "exactly one fence file"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
+        (["demo", "--speed", "fast"], "--speed must be a number"),
+    ])
+    func usageErrors(arguments: [String], message: String) {
+        let run = perimeter(arguments)
+        #expect(run.status == 64)
+        #expect(run.output.isEmpty)
+        #expect(run.error.hasPrefix("perimeter: "))
+        #expect(run.error.contains(message), "\(run.error)")
+        #expect(run.error.filter { $0 == "\n" }.count == 1, "one line: \(run.error)")
+    }
+
+    @Test("missing files: one line naming the file, exit status 66")
+    func missingFiles() throws {
+        let dir = try temporaryDirectory()
+        let fences = try write(squareFences, to: "f.geojson", in: dir)
+        let noFences = perimeter("replay", "--fences", "/nonexistent/f.geojson", "--track", "t.gpx")
+        #expect(noFences.status == 66)
+        #expect(noFences.error == "perimeter: fence file '/nonexistent/f.geojson' does not exist\n")
+        let noTrack = perimeter("replay", "--fences", fences, "--track", dir.appendingPathComponent("none.gpx").path, "--radius", "5")
+        #expect(noTrack.status == 66)
+        #expect(noTrack.error.contains("none.gpx' does not exist"))
+        let directory = perimeter("validate", dir.path)
+        #expect(directory.status == 66)
+        #expect(directory.error.contains("is a directory"))
+    }
+
+    @Test("bad data: one line naming file and place, exit status 65", arguments: [
+        (#"{"type":"FeatureCollection","features":[{"type":"Feature","id":"p","properties":{},"geometry":{"type":"Point","coordinates":[0,0]}}]}"#, "needs a radius"),
+        (#"{"type":"FeatureCollection","features":["#, "f.geojson:"),
+        (#"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","properties":{},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0.5]]]}}]}"#, "$.features[0].geometry.coordinates[0]"),
+        ("", "f.geojson:"),
+    ])
+    func badFenceData(fences: String, message: String) throws {
+        let dir = try temporaryDirectory()
+        let fencePath = try write(fences, to: "f.geojson", in: dir)
+        let track = try write(twoDevicesCSV, to: "t.csv", in: dir)
+        let run = perimeter("replay", "--fences", fencePath, "--track", track)
+        #expect(run.status == 65)
+        #expect(run.error.contains(message), "\(run.error)")
+        #expect(run.error.filter { $0 == "\n" }.count == 1, "one line: \(run.error)")
+    }
+
+    @Test("a broken track: one line naming file and line, exit status 65")
+    func badTrack() throws {
+        let dir = try temporaryDirectory()
+        let fences = try write(squareFences, to: "f.geojson", in: dir)
+        let track = try write("<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>2026-01-01T00:00:00Z</time></trkpt>\n<trkpt lat=", to: "broken.gpx", in: dir)
+        let run = perimeter("replay", "--fences", fences, "--track", track, "--radius", "10")
+        #expect(run.status == 65)
+        #expect(run.error.contains("broken.gpx:"), "\(run.error)")
+    }
+
+    @Test("validate lists every problem and exits 1 on errors, 0 on a clean file; --strict counts warnings")
+    func validate() throws {
+        let dir = try temporaryDirectory()
+        let bad = try write(#"""
+        {"type":"FeatureCollection","features":[
+         {"type":"Feature","id":"p","properties":{},"geometry":{"type":"Point","coordinates":[0,0]}},
+         {"type":"Feature","id":"bow","properties":{},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,1],[1,0],[0,1],[0,0]]]}},
+         {"type":"Feature","id":"p","properties":{"perimeter:events":"enter"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}},
+         {"type":"Feature","id":"lat","properties":{},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,95],[0,0]]]}}
+        ]}
+        """#, to: "bad.geojson", in: dir)
+        let run = perimeter("validate", bad)
+        #expect(run.status == 1)
+        let lines = run.output.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains("feature 0 (id \"p\")") && $0.contains("radius") })
+        #expect(lines.contains { $0.contains("unknown event \"enter\"") })
+        #expect(lines.contains { $0.contains("intersects itself") && $0.hasPrefix("\(bad): warning") })
+        #expect(lines.contains { $0.contains("95") || $0.contains("latitude") })
+        #expect(lines.last?.hasSuffix("1 fence valid, 3 errors, 1 warning") == true, "\(lines.last ?? "")")
+
+        let good = try write(squareFences, to: "good.geojson", in: dir)
+        let clean = perimeter("validate", good, "--radius", "50")
+        #expect(clean.status == 0)
+        #expect(clean.output == "\(good): 2 fences valid, 0 errors, 0 warnings\n")
+
+        let bowtie = try write(#"{"type":"Feature","id":"bow","properties":{},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,1],[1,0],[0,1],[0,0]]]}}"#, to: "bow.geojson", in: dir)
+        #expect(perimeter("validate", bowtie).status == 0)
+        #expect(perimeter("validate", bowtie, "--strict").status == 1)
+    }
+
+    @Test("every command answers --help with exit status 0", arguments: ["replay", "validate", "demo"])
+    func help(command: String) {
+        let run = perimeter(command, "--help")
+        #expect(run.status == 0)
+        #expect(run.output.hasPrefix("Usage: perimeter \(command)"))
+    }
+
+    @Test("no arguments prints usage and exits 64; --version prints the version")
+    func noArguments() {
+        #expect(perimeter([]).status == 64)
+        #expect(perimeter("--version").output.hasPrefix("perimeter "))
+    }
+}

@@ -1,3 +1,0 @@
-import Testing
-
-@Test func placeholder_PerimeterCLITests() { #expect(Bool(true)) }
