@@ -16,7 +16,7 @@ enum DemoData {
     "name": "Depot",
     "perimeter:dwell": 120,
     "perimeter:group": "base",
-    "perimeter:message": "{event} {name} ({device})"
+    "perimeter:message": "{name} {event}: {device}"
    },
    "geometry": {
     "type": "Polygon",

@@ -19,7 +19,13 @@ struct EventFormatter {
         let fence = fences.fence(id: event.fence)
         switch format {
         case .text:
-            let text = fence.flatMap { message(for: event, fence: $0) } ?? Self.sentence(for: event, fence: fence)
+            var text = Self.sentence(for: event, fence: fence)
+            if let fence, let message = message(for: event, fence: fence) {
+                // A template that does not say when gets the time appended, like the default sentence.
+                let placeholders = fence.message?.placeholders ?? []
+                text = placeholders.contains("time") || placeholders.contains("timestamp")
+                    ? message : "\(message) at \(Self.clock(event.time))"
+            }
             return manyDevices ? "\(event.device): \(text)" : text
         case .ndjson:
             return JSONWriter().string(json(for: event, fence: fence))

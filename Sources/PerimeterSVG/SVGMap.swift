@@ -41,22 +41,19 @@ public struct SVGMap: Sendable {
     ///   - tracks: each device's path, in time order.
     ///   - events: the events to mark; a fence's fill is the colour of its last event in this list.
     public func render(fences: [Fence], tracks: [(device: DeviceID, path: [Coordinate])], events: [GeofenceEvent]) -> String {
-        let outlines = fences.map { (fence: $0, rings: Self.outline(of: $0.region)) }
         var bounds = Bounds()
-        for (_, rings) in outlines { for ring in rings { for c in ring { bounds.add(Self.project(c)) } } }
+        for fence in fences {
+            for box in fence.region.boundingBoxes {
+                bounds.add(Self.project(Coordinate(latitude: box.minLatitude, longitude: box.minLongitude)))
+                bounds.add(Self.project(Coordinate(latitude: box.maxLatitude, longitude: box.maxLongitude)))
+            }
+        }
         for track in tracks { for c in track.path { bounds.add(Self.project(c)) } }
         if bounds.isEmpty { bounds.add((0, 0)) }
         let spanX = max(bounds.maxX - bounds.minX, 1e-9), spanY = max(bounds.maxY - bounds.minY, 1e-9)
         let scale = (width - 2 * margin) / spanX
         let height = (spanY * scale + 2 * margin).rounded(.up)
-        func pixel(_ c: Coordinate) -> (x: String, y: String) {
-            let (x, y) = Self.project(c)
-            return (Self.number((x - bounds.minX) * scale + margin), Self.number((bounds.maxY - y) * scale + margin))
-        }
-        func point(_ c: Coordinate) -> String {
-            let p = pixel(c)
-            return p.x + "," + p.y
-        }
+        let canvas = Canvas(minX: bounds.minX, maxY: bounds.maxY, scale: scale, margin: margin)
 
         var lastEvent: [FenceID: GeofenceEventKind] = [:]
         for event in events { lastEvent[event.fence] = event.kind }
@@ -68,25 +65,23 @@ public struct SVGMap: Sendable {
 
         """
         svg += "<g id=\"fences\">\n"
-        for (fence, rings) in outlines {
-            let colour = Self.colour(for: lastEvent[fence.id])
-            let d = rings.map { ring in "M" + ring.map(point).joined(separator: "L") + "Z" }.joined()
-            svg += "<path data-fence=\"\(Self.escape(fence.id.rawValue))\" d=\"\(d)\" fill=\"\(colour)\" fill-opacity=\"0.7\" fill-rule=\"evenodd\" stroke=\"\(colour)\" stroke-width=\"1.5\"><title>\(Self.escape(fence.displayName))</title></path>\n"
+        for fence in fences {
+            svg += fenceElement(fence, colour: Self.colour(for: lastEvent[fence.id]), canvas: canvas)
         }
         svg += "</g>\n<g id=\"tracks\" fill=\"none\" stroke=\"rgb(40,40,40)\" stroke-width=\"1.5\" stroke-linejoin=\"round\">\n"
         for track in tracks where track.path.count > 1 {
-            svg += "<polyline data-device=\"\(Self.escape(track.device.rawValue))\" points=\"\(track.path.map(point).joined(separator: " "))\"/>\n"
+            svg += "<polyline data-device=\"\(Self.escape(track.device.rawValue))\" points=\"\(track.path.map(canvas.point).joined(separator: " "))\"/>\n"
         }
         svg += "</g>\n<g id=\"events\" stroke=\"white\" stroke-width=\"1\">\n"
         for event in events {
-            let p = pixel(event.coordinate)
-            svg += "<circle cx=\"\(p.x)\" cy=\"\(p.y)\" r=\"4\" fill=\"\(Self.colour(for: event.kind))\"><title>\(event.kind.rawValue) \(Self.escape(event.fence.rawValue)) \(Self.escape(event.device.rawValue))</title></circle>\n"
+            let (x, y) = canvas.pixel(event.coordinate)
+            svg += "<circle cx=\"\(Self.number(x))\" cy=\"\(Self.number(y))\" r=\"4\" fill=\"\(Self.colour(for: event.kind))\"><title>\(event.kind.rawValue) \(Self.escape(event.fence.rawValue)) \(Self.escape(event.device.rawValue))</title></circle>\n"
         }
-        svg += "</g>\n<g id=\"labels\" font-size=\"12\" text-anchor=\"middle\" fill=\"rgb(20,20,20)\">\n"
-        for (fence, rings) in outlines {
-            guard let ring = rings.first, !ring.isEmpty else { continue }
-            let (x, y) = Self.labelPoint(ring.map(Self.project))
-            svg += "<text x=\"\(Self.number((x - bounds.minX) * scale + margin))\" y=\"\(Self.number((bounds.maxY - y) * scale + margin))\">\(Self.escape(fence.displayName))</text>\n"
+        svg += "</g>\n<g id=\"labels\" font-size=\"12\" text-anchor=\"middle\" fill=\"rgb(20,20,20)\" stroke=\"white\" stroke-width=\"3\" stroke-opacity=\"0.8\" paint-order=\"stroke\">\n"
+        for fence in fences {
+            guard let anchor = Self.labelAnchor(of: fence.region) else { continue }
+            let (x, y) = canvas.pixel(anchor)
+            svg += "<text x=\"\(Self.number(x))\" y=\"\(Self.number(y + 4))\">\(Self.escape(fence.displayName))</text>\n"
         }
         svg += "</g>\n"
         if let title {
@@ -95,6 +90,32 @@ public struct SVGMap: Sendable {
         svg += legend(y: height - margin / 2)
         svg += "</svg>\n"
         return svg
+    }
+
+    /// One `<g data-fence=…>` drawing a fence: polygons filled (even-odd, so holes show) with their buffer
+    /// as a translucent rim, circles as geodesic outlines, corridors as lines as wide as the corridor.
+    private func fenceElement(_ fence: Fence, colour: String, canvas: Canvas) -> String {
+        let region = fence.region
+        var body = ""
+        switch region.shape {
+        case .polygons(let polygons):
+            let d = polygons.flatMap(\.rings).map { ring in "M" + ring.map(canvas.point).joined(separator: "L") + "Z" }.joined()
+            if region.buffer > 0, let c = polygons.first?.rings.first?.first {
+                body += "<path d=\"\(d)\" fill=\"none\" stroke=\"\(colour)\" stroke-opacity=\"0.35\" stroke-linejoin=\"round\" stroke-width=\"\(Self.number(2 * canvas.pixels(metres: region.buffer, at: c)))\"/>"
+            }
+            body += "<path d=\"\(d)\" fill=\"\(colour)\" fill-opacity=\"0.7\" fill-rule=\"evenodd\" stroke=\"\(colour)\" stroke-width=\"1.5\"/>"
+        case .circle(let center, let radius):
+            let ring = (0...72).map { Geodesic.wgs84.destination(from: center, azimuth: Double($0 % 72) * 5, distance: radius + region.buffer) }
+            body += "<path d=\"M\(ring.map(canvas.point).joined(separator: "L"))Z\" fill=\"\(colour)\" fill-opacity=\"0.7\" stroke=\"\(colour)\" stroke-width=\"1.5\"/>"
+        case .corridor(let lines, let radius):
+            for line in lines {
+                guard let first = line.first else { continue }
+                let width = 2 * canvas.pixels(metres: radius + region.buffer, at: first)
+                let points = line.count == 1 ? [canvas.point(first), canvas.point(first)] : line.map(canvas.point)
+                body += "<path d=\"M\(points.joined(separator: "L"))\" fill=\"none\" stroke=\"\(colour)\" stroke-opacity=\"0.7\" stroke-linecap=\"round\" stroke-linejoin=\"round\" stroke-width=\"\(Self.number(width))\"/>"
+            }
+        }
+        return "<g data-fence=\"\(Self.escape(fence.id.rawValue))\" data-colour=\"\(colour)\"><title>\(Self.escape(fence.displayName))</title>\(body)</g>\n"
     }
 
     private func legend(y: Double) -> String {
@@ -110,60 +131,61 @@ public struct SVGMap: Sendable {
 
     // MARK: - Geometry helpers
 
-    /// Rings (lon/lat) that outline a region: polygon rings as they are, circles and corridors approximated.
-    static func outline(of region: Region) -> [[Coordinate]] {
-        switch region.shape {
-        case .polygons(let polygons):
-            return polygons.flatMap(\.rings)
-        case .circle(let center, let radius):
-            return [circle(center, radius + region.buffer)]
-        case .corridor(let lines, let radius):
-            // Each vertex's disc and each segment's band: a readable outline, not an exact buffer.
-            var rings: [[Coordinate]] = []
-            let r = radius + region.buffer
-            for line in lines {
-                for c in line { rings.append(circle(c, r)) }
-                for (a, b) in zip(line, line.dropFirst()) {
-                    let azimuth = bearing(a, b)
-                    let left = azimuth - 90, right = azimuth + 90
-                    let g = Geodesic.wgs84
-                    rings.append([
-                        g.destination(from: a, azimuth: left, distance: r), g.destination(from: b, azimuth: left, distance: r),
-                        g.destination(from: b, azimuth: right, distance: r), g.destination(from: a, azimuth: right, distance: r),
-                        g.destination(from: a, azimuth: left, distance: r),
-                    ])
-                }
-            }
-            return rings
-        }
-    }
-
-    private static func circle(_ center: Coordinate, _ radius: Double) -> [Coordinate] {
-        (0...48).map { Geodesic.wgs84.destination(from: center, azimuth: Double($0 % 48) * 7.5, distance: radius) }
-    }
-
-    private static func bearing(_ a: Coordinate, _ b: Coordinate) -> Double {
-        let k = cos(a.latitude * .pi / 180)
-        return atan2((b.longitude - a.longitude) * k, b.latitude - a.latitude) * 180 / .pi
-    }
-
     /// Web Mercator (unit sphere, y up).
     static func project(_ c: Coordinate) -> (Double, Double) {
         let lat = max(-85.05112878, min(85.05112878, c.latitude)) * .pi / 180
         return (c.longitude * .pi / 180, log(tan(.pi / 4 + lat / 2)))
     }
 
-    /// The centroid of a projected ring (area-weighted), or its first point for degenerate rings.
-    private static func labelPoint(_ ring: [(Double, Double)]) -> (Double, Double) {
-        var area = 0.0, cx = 0.0, cy = 0.0
-        for (p, q) in zip(ring, ring.dropFirst()) {
-            let cross = p.0 * q.1 - q.0 * p.1
-            area += cross
-            cx += (p.0 + q.0) * cross
-            cy += (p.1 + q.1) * cross
+    /// Where a fence's name goes: inside the area. For polygons, the middle of the widest inside stretch of
+    /// the horizontal line through the largest polygon's centre, so a name never sits in a hole.
+    static func labelAnchor(of region: Region) -> Coordinate? {
+        switch region.shape {
+        case .circle(let center, _):
+            return center
+        case .corridor(let lines, _):
+            guard let line = lines.first, !line.isEmpty else { return nil }
+            return line[line.count / 2]
+        case .polygons(let polygons):
+            guard let polygon = polygons.max(by: { $0.boundingBox.width * $0.boundingBox.height < $1.boundingBox.width * $1.boundingBox.height }),
+                  let exterior = polygon.rings.first, !exterior.isEmpty else { return nil }
+            let box = polygon.boundingBox
+            let y = (box.minLatitude + box.maxLatitude) / 2
+            var crossings: [Double] = []
+            for ring in polygon.rings {
+                for (a, b) in zip(ring, ring.dropFirst()) where (a.latitude > y) != (b.latitude > y) {
+                    crossings.append(a.longitude + (y - a.latitude) / (b.latitude - a.latitude) * (b.longitude - a.longitude))
+                }
+            }
+            crossings.sort()
+            var best: (Double, Double)?
+            for i in stride(from: 0, to: crossings.count - 1, by: 2) {
+                let span = (crossings[i], crossings[i + 1])
+                if best.map({ span.1 - span.0 > $0.1 - $0.0 }) ?? true { best = span }
+            }
+            guard let (west, east) = best else { return exterior[0] }
+            return Coordinate(latitude: y, longitude: (west + east) / 2)
         }
-        guard abs(area) > 1e-18 else { return ring[0] }
-        return (cx / (3 * area), cy / (3 * area))
+    }
+
+    /// Maps projected coordinates to pixels.
+    private struct Canvas {
+        let minX: Double, maxY: Double, scale: Double, margin: Double
+
+        func pixel(_ c: Coordinate) -> (Double, Double) {
+            let (x, y) = SVGMap.project(c)
+            return ((x - minX) * scale + margin, (maxY - y) * scale + margin)
+        }
+
+        func point(_ c: Coordinate) -> String {
+            let (x, y) = pixel(c)
+            return SVGMap.number(x) + "," + SVGMap.number(y)
+        }
+
+        /// Pixels covered by `metres` on the ground near `c` (Web Mercator's scale grows with latitude).
+        func pixels(metres: Double, at c: Coordinate) -> Double {
+            metres / (6_378_137 * max(cos(c.latitude * .pi / 180), 1e-6)) * scale
+        }
     }
 
     private struct Bounds {

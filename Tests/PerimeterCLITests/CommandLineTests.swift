@@ -32,7 +32,7 @@ struct CommandLineTests {
             "a: Entered Home at 10:00:00",
             "a: Dwelled in Home at 10:00:30",
             "a: Exited Home at 10:01:00 after 1 min",
-            "a: a is at the Shop",
+            "a: a is at the Shop at 10:01:00",
             "b: Entered Home at 10:01:30",
         ])
     }

@@ -57,8 +57,8 @@ struct YellowstoneTests {
         #expect(svg.hasPrefix("<svg"))
         #expect(svg.components(separatedBy: "data-fence=").count - 1 == 8)
         // Every fence was exited last.
-        #expect(svg.contains(#"data-fence="hayden-valley" d="#))
-        #expect(svg.components(separatedBy: #"fill="rgb(173,17,5)" fill-opacity"#).count - 1 == 8)
+        #expect(svg.contains(#"<g data-fence="hayden-valley" data-colour="rgb(173,17,5)">"#))
+        #expect(svg.components(separatedBy: #"data-colour="rgb(173,17,5)""#).count - 1 == 8, "every fence was exited last")
         #expect(svg.contains("<polyline data-device=\"yellowstone_grand_loop_road\""))
         #expect(svg.components(separatedBy: "<circle").count - 1 == 18)
         try XMLDocumentCheck.wellFormed(svg)
