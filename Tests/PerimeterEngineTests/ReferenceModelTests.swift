@@ -3,6 +3,7 @@ import PerimeterEngine
 import PerimeterFences
 import PerimeterGeometry
 import Testing
+import PerimeterTestSupport
 
 /// The engine against a deliberately naive model of the same contract, on seeded random inputs.
 @Suite("Engine vs reference model")

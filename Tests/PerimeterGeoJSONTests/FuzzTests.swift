@@ -1,4 +1,5 @@
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterGeoJSON
 
 /// Random mutations of valid documents and random bytes: the reader must never trap, and must always explain

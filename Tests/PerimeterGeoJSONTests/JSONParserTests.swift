@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterGeoJSON
 
 @Suite struct JSONParserTests {

@@ -1,4 +1,5 @@
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterGeoJSON
 
 @Suite struct JSONWriterTests {

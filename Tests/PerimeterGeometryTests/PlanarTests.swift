@@ -1,5 +1,6 @@
 import PerimeterGeometry
 import Testing
+import PerimeterTestSupport
 
 /// Exactness of the planar predicates against Int128 arithmetic.
 @Suite struct PlanarTests {

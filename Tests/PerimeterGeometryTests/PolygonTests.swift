@@ -1,6 +1,7 @@
 import Foundation
 import PerimeterGeometry
 import Testing
+import PerimeterTestSupport
 
 /// Polygon membership: even-odd, boundary inside, antimeridian, and random polygons vs an
 /// independent oracle (exact integer boundary test + winding-angle parity).

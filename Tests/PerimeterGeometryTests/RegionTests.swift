@@ -1,6 +1,7 @@
 import Foundation
 import PerimeterGeometry
 import Testing
+import PerimeterTestSupport
 
 /// Segment distance, circles, corridors, buffers and bounding boxes against brute force.
 @Suite struct RegionTests {

@@ -1,5 +1,6 @@
 import PerimeterGeometry
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterIndex
 
 /// Small, hand-checked cases: empty input, odd coordinates, the antimeridian, malformed regions.

@@ -1,5 +1,6 @@
 import PerimeterGeometry
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterIndex
 
 /// The index against brute force (`Region.contains` on every region) on random shapes.

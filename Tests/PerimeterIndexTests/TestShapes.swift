@@ -1,5 +1,6 @@
 import Foundation
 import PerimeterGeometry
+import PerimeterTestSupport
 @testable import PerimeterIndex
 
 /// Random shapes and query points for the property tests.

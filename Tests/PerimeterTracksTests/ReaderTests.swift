@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PerimeterEngine
 import PerimeterGeometry
+import PerimeterTestSupport
 @testable import PerimeterTracks
 
 @Suite struct FormatTests {
