@@ -43,7 +43,7 @@ enum InputFiles {
             if file.errors.isEmpty { file.errors.append("\(path): not a GeoJSON document") }
             return file
         }
-        let loaded = FenceLoader(options: options).load(object)
+        let loaded = FenceLoader(options: options).load(object, featureIndices: read.featureIndices)
         file.fences = loaded.fences
         for problem in loaded.problems {
             if problem.severity == .error {

@@ -51,31 +51,44 @@ public struct FenceLoader: Sendable {
     }
 
     /// Makes fences from every feature of `object` (a FeatureCollection, a Feature or a bare geometry).
-    public func load(_ object: GeoJSON.Object) -> Result {
+    ///
+    /// - Parameter featureIndices: for a FeatureCollection from which a reader left out bad features, the
+    ///   input position of each feature (``GeoJSONReadResult/featureIndices``), so problems name the feature
+    ///   as the author numbers it. By default features are numbered in order.
+    public func load(_ object: GeoJSON.Object, featureIndices: [Int] = []) -> Result {
         switch object {
         case .featureCollection(let collection):
             let base = JSONPath([.key("features")])
-            return load(collection.features.enumerated().map { ($0.element, base.appending(.index($0.offset))) })
+            return load(collection.features.enumerated().map { offset, feature in
+                let index = offset < featureIndices.count ? featureIndices[offset] : offset
+                return (feature, index, base.appending(.index(index)))
+            })
         case .feature(let feature):
-            return load([(feature, JSONPath())])
+            return load([(feature, 0, JSONPath())])
         case .geometry(let geometry):
-            return load([(GeoJSON.Feature(geometry: geometry), JSONPath())])
+            return load([(GeoJSON.Feature(geometry: geometry), 0, JSONPath())])
         }
     }
 
-    /// Makes fences from features, each with the JSON path where it was found.
-    public func load(_ features: [(feature: GeoJSON.Feature, path: JSONPath)]) -> Result {
+    /// Makes fences from what a ``GeoJSONReader`` read (nothing when it read no object).
+    public func load(_ read: GeoJSONReadResult) -> Result {
+        guard let object = read.object else { return Result(fences: [], problems: []) }
+        return load(object, featureIndices: read.featureIndices)
+    }
+
+    /// Makes fences from features, each with its position in the input and the JSON path where it was found.
+    public func load(_ features: [(feature: GeoJSON.Feature, index: Int, path: JSONPath)]) -> Result {
         var fences: [Fence] = []
         var problems: [FenceProblem] = []
         var seen: [FenceID: Int] = [:]
-        for (index, entry) in features.enumerated() {
-            var context = Context(index: index, feature: entry.feature, path: entry.path, strict: options.strict)
+        for entry in features {
+            var context = Context(index: entry.index, feature: entry.feature, path: entry.path, strict: options.strict)
             if let fence = makeFence(&context) {
                 if let first = seen[fence.id] {
                     context.error(at: entry.path.appending(.key("id")),
                                   "duplicate fence id \"\(fence.id)\" (first used by feature \(first)); this feature is skipped")
                 } else {
-                    seen[fence.id] = index
+                    seen[fence.id] = entry.index
                     if !context.failed { fences.append(fence) }
                 }
             }

@@ -18,7 +18,10 @@ extension GeoJSONParse {
                     repeat {
                         p.path.append(.index(index))
                         p.featureIndex = index
-                        if let feature = try p.readFeatureElement() { features.append(feature) }
+                        if let feature = try p.readFeatureElement() {
+                            features.append(feature)
+                            p.keptFeatureIndices.append(index)
+                        }
                         p.featureIndex = nil
                         p.path.removeLast()
                         index += 1

@@ -29,6 +29,8 @@ struct GeoJSONParse {
     /// The path of the value being parsed (coordinate indices are added only when a problem is reported).
     var path: [JSONPath.Component] = []
     var featureIndex: Int?
+    /// Input positions of the features kept in the collection being read.
+    var keptFeatureIndices: [Int] = []
     /// Scratch for the positions of the innermost coordinate array being read.
     var scratch: [GeoJSON.Position] = []
 
@@ -71,7 +73,7 @@ struct GeoJSONParse {
                                    message: "\(unlisted) more problems not listed", path: [], featureIndex: nil,
                                    featureID: nil, offset: s.count))
         }
-        return GeoJSONReadResult(object: object, problems: finishedProblems())
+        return GeoJSONReadResult(object: object, problems: finishedProblems(), featureIndices: keptFeatureIndices)
     }
 
     private func finishedProblems() -> [GeoJSONProblem] {

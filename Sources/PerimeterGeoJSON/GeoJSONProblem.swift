@@ -55,11 +55,15 @@ public struct GeoJSONReadResult: Sendable {
     public var object: GeoJSON.Object?
     /// Every problem found, in input order.
     public var problems: [GeoJSONProblem]
+    /// For a FeatureCollection: the position in the input of each feature kept in `object` (features with
+    /// errors are left out, so these may skip numbers). Empty for other objects.
+    public var featureIndices: [Int]
 
     /// Creates a result.
-    public init(object: GeoJSON.Object?, problems: [GeoJSONProblem]) {
+    public init(object: GeoJSON.Object?, problems: [GeoJSONProblem], featureIndices: [Int] = []) {
         self.object = object
         self.problems = problems
+        self.featureIndices = featureIndices
     }
 
     /// The problems of severity `.error`.

@@ -148,6 +148,17 @@ struct FenceLoaderTests {
         #expect(result.problems.isEmpty)
     }
 
+    @Test("after the reader leaves out a bad feature, problems still name features by their input position")
+    func inputPositions() throws {
+        let text = #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"bad","properties":{},"geometry":{"type":"Point","coordinates":[0,"x"]}},{"type":"Feature","id":"bow","properties":{},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,1],[1,0],[0,1],[0,0]]]}}]}"#
+        let read = GeoJSONReader().read(Array(text.utf8))
+        #expect(read.featureIndices == [1])
+        let result = FenceLoader().load(read)
+        let warning = try #require(result.problems.first)
+        #expect(warning.featureIndex == 1)
+        #expect(warning.path.description == "$.features[1].geometry.coordinates")
+    }
+
     @Test("a feature without an id gets one, with a warning")
     func missingID() throws {
         let result = load(#"{"type":"Feature","properties":{},"geometry":"# + square + "}")
