@@ -21,6 +21,13 @@ struct ProblemLog {
         }
     }
 
+    /// Sets the line and column of the problem at `index` in ``problems`` (found after it was added).
+    mutating func place(problemAt index: Int, line: Int, column: Int) {
+        guard problems.indices.contains(index) else { return }
+        problems[index].line = line
+        problems[index].column = column
+    }
+
     /// The problems in file order, with a summary of any that went over the limit.
     func finished() -> [TrackProblem] {
         var result = problems.enumerated().sorted { lhs, rhs in

@@ -46,7 +46,10 @@ enum FieldRole: Int, CaseIterable {
 /// A raw field value: text (CSV, JSON strings) or a JSON number.
 enum FieldValue {
     case text(String)
+    /// A JSON number with a fraction or an exponent (or beyond the `Int64` range).
     case number(Double)
+    /// A JSON integer, kept exact (epoch milliseconds and microseconds, numeric device ids).
+    case integer(Int64)
     /// Something else (a JSON object, array or boolean), described for messages.
     case other(String)
 
@@ -55,6 +58,7 @@ enum FieldValue {
         switch self {
         case .text(let s): return "\"\(s.count > 60 ? String(s.prefix(60)) + "…" : s)\""
         case .number(let v): return "\(v)"
+        case .integer(let v): return "\(v)"
         case .other(let d): return d
         }
     }
@@ -69,6 +73,7 @@ enum FieldValue {
         switch self {
         case .text(let s): return TrackNumber.parse(s)
         case .number(let v): return v.isFinite ? v : nil
+        case .integer(let v): return Double(v)
         case .other: return nil
         }
     }
@@ -77,6 +82,7 @@ enum FieldValue {
         switch self {
         case .text(let s): return TrackTime.parse(s)
         case .number(let v): return TrackTime.epoch(v)
+        case .integer(let v): return TrackTime.epoch(v)
         case .other: return nil
         }
     }
@@ -115,6 +121,7 @@ enum RecordBuilder {
             switch value {
             case .text(let s): device = DeviceID(s)
             case .number(let v): device = DeviceID(v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v))
+            case .integer(let v): device = DeviceID(String(v))
             case .other(let d): return .failure(FieldProblem(role: .device, message: "device id \(d) is not a string or number"))
             }
         }

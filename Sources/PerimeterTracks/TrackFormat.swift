@@ -1,4 +1,4 @@
-import Foundation
+import PerimeterGeoJSON
 
 /// The track file formats Perimeter reads.
 public enum TrackFormat: String, CaseIterable, Hashable, Sendable {
@@ -52,11 +52,12 @@ public enum TrackFormat: String, CaseIterable, Hashable, Sendable {
         case UInt8(ascii: "$"), UInt8(ascii: "!"): return .nmea
         case UInt8(ascii: "{"):
             let lineEnd = bytes[i...].firstIndex(of: 0x0A) ?? bytes.count
-            guard let object = try? JSONSerialization.jsonObject(with: Data(bytes[i..<lineEnd])) as? [String: Any] else {
-                return .geojson
+            let firstLine = bytes.withUnsafeBytes { buffer in
+                try? JSONParser().parse(UnsafeRawBufferPointer(rebasing: buffer[i..<lineEnd]))
             }
+            guard case .object? = firstLine else { return .geojson }
             let rest = bytes[lineEnd...].contains { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
-            if !rest, let type = object["type"] as? String, GeoJSONTrackReader.documentTypes.contains(type) { return .geojson }
+            if !rest, let type = firstLine?["type"]?.stringValue, GeoJSONTrackReader.documentTypes.contains(type) { return .geojson }
             return .ndjson
         default:
             let lineEnd = bytes[i...].firstIndex(of: 0x0A) ?? bytes.count

@@ -10,6 +10,7 @@ import Foundation
 enum TrackTime {
     /// Parses ISO 8601 text, or a number as epoch time; `nil` if it is neither.
     static func parse(_ text: String) -> Date? {
+        if let integer = integer(text) { return epoch(integer) }
         if let number = TrackNumber.parse(text) { return epoch(number) }
         return iso8601(text)
     }
@@ -20,6 +21,21 @@ enum TrackTime {
         let magnitude = abs(value)
         let seconds = magnitude < 1e11 ? value : (magnitude < 1e14 ? value / 1e3 : value / 1e6)
         return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Epoch time from an integer, with the unit chosen by magnitude as for ``epoch(_:)-(Double)``. The shift
+    /// to `Date`'s 2001 reference is done in integers, so the result is the `Date` nearest to the exact instant
+    /// (for up to 2⁵³ units from 2001; beyond that whole seconds stay exact).
+    static func epoch(_ value: Int64) -> Date {
+        let magnitude = value.magnitude
+        let unit: Int64 = magnitude < 100_000_000_000 ? 1 : (magnitude < 100_000_000_000_000 ? 1_000 : 1_000_000)
+        let (fromReference, overflow) = value.subtractingReportingOverflow(978_307_200 * unit)
+        if !overflow, fromReference.magnitude <= 1 << 53 {
+            // Both operands exact: one correctly rounded division.
+            return Date(timeIntervalSinceReferenceDate: Double(fromReference) / Double(unit))
+        }
+        let (seconds, fraction) = value.quotientAndRemainder(dividingBy: unit)
+        return Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + Double(fraction) / Double(unit))
     }
 
     /// Parses ISO 8601 date-time text; `nil` if it is not one.
@@ -116,6 +132,14 @@ enum TrackTime {
         let days = daysSinceEpoch(year: year, month: month, day: day)
         let whole = Double(days * 86_400 + hour * 3600 + minute * 60 - offsetSeconds)
         return Date(timeIntervalSince1970: whole + second)
+    }
+
+    /// The text as a decimal `Int64` (surrounding spaces ignored), so integer epochs are read exactly.
+    private static func integer(_ text: String) -> Int64? {
+        var digits = Substring(text)
+        while let first = digits.utf8.first, isSpace(first) { digits = digits.dropFirst() }
+        while let last = digits.utf8.last, isSpace(last) { digits = digits.dropLast() }
+        return Int64(digits, radix: 10)
     }
 
     private static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }

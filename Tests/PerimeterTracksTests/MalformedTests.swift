@@ -81,11 +81,11 @@ let malformedCases: [Malformed] = [
     Malformed(label: "ndjson bad json line", source: "a.ndjson", content: "{\"t\":1,\"lat\":1,\"lon\":2}\n{\"t\":2,\n", fatal: false, message: "the line is not valid JSON", line: 2),
     Malformed(label: "ndjson not objects", source: "a.ndjson", content: "[1,2]\n", fatal: true, message: "not NDJSON: the line is JSON but not an object", line: 1),
     Malformed(label: "ndjson missing lon", source: "a.ndjson", content: "\n{\"time\":\"2020-01-01T00:00:00Z\",\"lat\":1}\n", fatal: false, message: "the record has no longitude", line: 2),
-    Malformed(label: "geojson invalid json", source: "a.geojson", content: "{\"type\": ", fatal: true, message: "not valid JSON", line: nil),
-    Malformed(label: "geojson unknown type", source: "a.geojson", content: "{\"type\": \"Banana\"}", fatal: true, message: "unknown type \"Banana\"", line: nil),
+    Malformed(label: "geojson invalid json", source: "a.geojson", content: "{\"type\": ", fatal: true, message: "not valid JSON", line: 1),
+    Malformed(label: "geojson unknown type", source: "a.geojson", content: "{\"type\": \"Banana\"}", fatal: true, message: "unknown type \"Banana\"", line: 1),
     Malformed(label: "geojson times count mismatch", source: "a.geojson",
               content: #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"coordTimes":[1]},"geometry":{"type":"LineString","coordinates":[[0,0],[1,1]]}},{"type":"Feature","properties":{"times":[1,2]},"geometry":{"type":"LineString","coordinates":[[0,0],[1,1]]}}]}"#,
-              fatal: false, message: "features[0].geometry has 2 vertices but 1 times", line: nil),
+              fatal: false, message: "features[0].geometry has 2 vertices but 1 times", line: 1),
     Malformed(label: "geojson polygon only", source: "a.geojson", content: #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[0,1],[0,0]]]}"#, fatal: true, message: "no LineString", line: nil),
 ]
 
