@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "PerimeterEngine", targets: ["PerimeterEngine"]),
         .library(name: "PerimeterTracks", targets: ["PerimeterTracks"]),
         .executable(name: "perimeter", targets: ["perimeter"]),
+        .library(name: "PerimeterService", targets: ["PerimeterService"]),
+        .library(name: "PerimeterSQLite", targets: ["PerimeterSQLite"]),
     ],
     targets: [
         // MARK: Pure-Swift core: no I/O, no C modules.
@@ -34,6 +36,16 @@ let package = Package(
         ]),
         .executableTarget(name: "perimeter", dependencies: ["PerimeterCLI"]),
 
+        // MARK: Service: the library API and its durable store (SQLite is the only C dependency).
+        .target(name: "PerimeterService", dependencies: ["PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry"]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "PerimeterSQLite", dependencies: [
+            "PerimeterService", "CSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
+        ]),
+        .executableTarget(name: "perimeter-service-crash", dependencies: [
+            "PerimeterSQLite", "PerimeterService", "PerimeterEngine", "PerimeterGeoJSON",
+        ]),
+
         // MARK: Tests
         .target(name: "PerimeterTestSupport", path: "Sources/PerimeterTestSupport"),
         .testTarget(name: "PerimeterGeometryTests", dependencies: ["PerimeterTestSupport", "PerimeterGeometry"]),
@@ -42,6 +54,13 @@ let package = Package(
         .testTarget(name: "PerimeterFencesTests", dependencies: ["PerimeterTestSupport", "PerimeterFences", "PerimeterGeoJSON"]),
         .testTarget(name: "PerimeterEngineTests", dependencies: ["PerimeterTestSupport", "PerimeterEngine", "PerimeterFences"]),
         .testTarget(name: "PerimeterTracksTests", dependencies: ["PerimeterTestSupport", "PerimeterTracks", "PerimeterEngine"]),
+        .testTarget(name: "PerimeterServiceTests", dependencies: [
+            "PerimeterTestSupport", "PerimeterService", "PerimeterSQLite", "PerimeterEngine", "PerimeterFences",
+            "PerimeterGeoJSON", "PerimeterGeometry",
+        ]),
+        .testTarget(name: "PerimeterSQLiteTests", dependencies: [
+            "PerimeterTestSupport", "PerimeterSQLite", "PerimeterService", "perimeter-service-crash",
+        ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
     ]
 )

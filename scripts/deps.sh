@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
     gzip          # the geodesic conformance test reads a .gz fixture
     make
+    libsqlite3-dev  # PerimeterSQLite (the CSQLite system library target)
 )
 
 missing=()

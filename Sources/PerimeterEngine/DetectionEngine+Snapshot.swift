@@ -3,7 +3,7 @@ import PerimeterFences
 import PerimeterGeometry
 
 extension DetectionEngine {
-    /// One device's complete state, by fence id: what a store persists so that an engine rebuilt from it
+    /// One device's complete state under the default semantics (an engine without detection options), by fence id: what a store persists so that an engine rebuilt from it
     /// continues exactly as the original would have (same events, same event and visit ids).
     ///
     /// Times are the engine's own representation (seconds since 1970 as `Double`), so they round-trip
@@ -61,6 +61,8 @@ extension DetectionEngine {
         case unknownFence(device: DeviceID, fence: FenceID)
         /// A time is not finite, or a device is inside the same fence twice.
         case inconsistent(device: DeviceID, reason: String)
+        /// The engine uses detection options, whose extra per-device state snapshots do not hold.
+        case detectionOptionsUnsupported
 
         public var description: String {
             switch self {
@@ -72,6 +74,8 @@ extension DetectionEngine {
                 "device \(device) is recorded inside fence \(fence), which is not loaded"
             case let .inconsistent(device, reason):
                 "the state of device \(device) is inconsistent: \(reason)"
+            case .detectionOptionsUnsupported:
+                "snapshots hold the default semantics' state only; an engine using detection options cannot be restored"
             }
         }
     }
@@ -109,6 +113,7 @@ extension DetectionEngine {
     /// - Complexity: O(m log m) for m memberships in total.
     public mutating func restore(_ snapshots: [DeviceSnapshot]) throws(RestoreError) {
         guard devices.isEmpty else { throw .engineNotEmpty }
+        guard !usesOptions else { throw .detectionOptionsUnsupported }
         var newSlots: [DeviceID: Int32] = [:]
         newSlots.reserveCapacity(snapshots.count)
         var newDevices: [DeviceState] = []

@@ -43,6 +43,7 @@ extension GeofencingService {
                 case .entry: observer.onEntry(logged)
                 case .dwell: observer.onDwell(logged)
                 case .exit: observer.onExit(logged)
+                case .cross, .inside: break  // option-only kinds (issue 3); no observer callback yet
                 }
             }
             for error in errors { observer.onError(error) }

@@ -11,7 +11,7 @@ extension GeofencingService {
     ///   ``GeofencingError/Code/storageFailure``, ``GeofencingError/Code/notConfigured``.
     @discardableResult
     public func process(_ update: LocationUpdate) throws(GeofencingError) -> [LoggedEvent] {
-        let result = try process(CollectionOfOne(update))
+        let result = try process(CollectionOfOne(update)[...])
         if let rejection = result.rejections.first { throw rejection.error }
         return result.events
     }
@@ -29,7 +29,24 @@ extension GeofencingService {
     ///   retried by the next commit); ``GeofencingError/Code/notConfigured``.
     /// - Complexity: the engine's cost per update plus one hash insertion; one store transaction.
     @discardableResult
+    public func process(_ batch: [LocationUpdate]) throws(GeofencingError) -> BatchResult {
+        try process(batch[...])
+    }
+
+    /// Processes a slice of updates; see ``process(_:)-(Array)``.
+    @discardableResult
+    public func process(_ batch: ArraySlice<LocationUpdate>) throws(GeofencingError) -> BatchResult {
+        try processBatch(batch)
+    }
+
+    /// Processes any collection of updates; see ``process(_:)-(Array)``.
+    @discardableResult
     public func process<Updates: Collection>(_ batch: Updates) throws(GeofencingError) -> BatchResult
+    where Updates.Element == LocationUpdate {
+        try processBatch(Array(batch)[...])
+    }
+
+    private func processBatch<Updates: Collection>(_ batch: Updates) throws(GeofencingError) -> BatchResult
     where Updates.Element == LocationUpdate {
         let (result, failure) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, GeofencingError?) in
             let options = try c.configured()
@@ -41,7 +58,7 @@ extension GeofencingService {
                 if options.advancesClockWithUpdates {
                     let due = c.engine.devicesWithDwellsDue(by: update.time)
                     if !due.isEmpty {
-                        c.pending.touched.formUnion(due)
+                        c.pending.touch(due)
                         c.engine.advance(to: update.time, into: &events)
                     }
                 }
@@ -55,7 +72,7 @@ extension GeofencingService {
                 if let rejection = c.engine.process(update, into: &events) {
                     result.rejections.append(.init(index: index, error: GeofencingError(rejection)))
                 } else {
-                    c.pending.touched.insert(update.device)
+                    c.pending.touch(update.device)
                 }
             }
             c.log(events, into: &result.events)
@@ -78,7 +95,7 @@ extension GeofencingService {
             _ = try c.configured()
             let due = c.engine.devicesWithDwellsDue(by: time)
             guard !due.isEmpty else { return ([], nil) }
-            c.pending.touched.formUnion(due)
+            c.pending.touch(due)
             var events: [GeofenceEvent] = []
             c.engine.advance(to: time, into: &events)
             var logged: [LoggedEvent] = []

@@ -7,12 +7,22 @@ import PerimeterGeoJSON
 struct PendingChanges {
     var fences: [FenceChange] = []
     var touched: Set<DeviceID> = []
+    /// The touched devices in order of first touch (store order stays deterministic without sorting).
+    var touchedOrder: [DeviceID] = []
     var events: [LoggedEvent] = []
     var serviceConsent: Bool?
     var deviceConsents: [DeviceID: Bool] = [:]
     var processedUpdatesChanged = false
     /// Updates consumed since the last commit (for group commit).
     var updates = 0
+
+    mutating func touch(_ device: DeviceID) {
+        if touched.insert(device).inserted { touchedOrder.append(device) }
+    }
+
+    mutating func touch(_ devices: [DeviceID]) {
+        for device in devices { touch(device) }
+    }
 
     var isEmpty: Bool {
         fences.isEmpty && touched.isEmpty && events.isEmpty && serviceConsent == nil && deviceConsents.isEmpty
@@ -78,7 +88,7 @@ struct ServiceCore {
         var changes = StoreChanges()
         changes.fences = pending.fences
         var presence: [(DeviceID, [DetectionEngine.MembershipSnapshot])] = []
-        for device in pending.touched.sorted() {
+        for device in pending.touchedOrder {
             guard let snapshot = engine.snapshot(of: device) else { continue }
             let changed = (committedPresence[device] ?? []) != snapshot.memberships
             if changed { presence.append((device, snapshot.memberships)) }
@@ -106,12 +116,16 @@ struct ServiceCore {
             throw GeofencingError(.invalidFeature, "\(place) has no id; give every feature a string or integer id so it can be replaced and removed")
         }
         let loader = FenceLoader(options: FenceLoader.Options(defaultRadius: options.defaultRadius))
-        let result = loader.load([(feature, JSONPath())])
+        let result = loader.load(.feature(feature))
         let errors = result.problems.filter { $0.severity == .error }
         guard errors.isEmpty, let fence = result.fences.first else {
             let text = errors.map(\.message).joined(separator: "; ")
             throw GeofencingError(.invalidFeature, "\(place) (id \"\(id)\") cannot be monitored: \(text)",
                                   featureID: FenceID(id.description), problems: result.problems)
+        }
+        guard fence.options.isOff else {
+            throw GeofencingError(.invalidFeature, "\(place) (id \"\(id)\") sets detection options; GeofencingService supports the default semantics only so far (their extra per-device state is not persisted). Remove the options properties",
+                                  featureID: fence.id, problems: result.problems)
         }
         return fence
     }

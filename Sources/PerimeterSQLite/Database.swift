@@ -1,0 +1,92 @@
+import CSQLite
+
+/// One SQLite connection: executes SQL, caches prepared statements (finalized on close) and runs
+/// transactions that roll back on error. Not thread-safe; its owner serialises access.
+final class Database {
+    private(set) var handle: OpaquePointer?
+    let path: String
+    private var statements: [String: Statement] = [:]
+
+    /// Opens (creating if needed) the database at `path`.
+    init(path: String, readOnly: Bool = false) throws(DatabaseError) {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close_v2(db)
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, path: path)
+        }
+        handle = db
+        sqlite3_busy_timeout(db, 5_000)
+        _ = perimeter_sqlite3_db_config_defensive(db, 1)
+    }
+
+    deinit { close() }
+
+    /// Finalizes every cached statement and closes the connection (idempotent).
+    func close() {
+        for statement in statements.values { statement.finalize() }
+        statements = [:]
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    func error(_ code: Int32, sql: String? = nil) -> DatabaseError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql, path: path)
+    }
+
+    /// Executes one or more SQL statements that return no rows.
+    func execute(_ sql: String) throws(DatabaseError) {
+        guard handle != nil else { throw DatabaseError(resultCode: .misuse, message: "the database is closed", sql: sql, path: path) }
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw error(code, sql: sql) }
+    }
+
+    /// The cached prepared statement for `sql`, reset and with bindings cleared.
+    func statement(_ sql: String) throws(DatabaseError) -> Statement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        guard handle != nil else { throw DatabaseError(resultCode: .misuse, message: "the database is closed", sql: sql, path: path) }
+        let statement = try Statement(database: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// The first column of the first row of `sql` as an integer, or `nil` when there is no row.
+    func integer(_ sql: String) throws(DatabaseError) -> Int64? {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(0) : nil
+    }
+
+    /// The first column of the first row of `sql` as text, or `nil` when there is no row.
+    func text(_ sql: String) throws(DatabaseError) -> String? {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        return try statement.step() ? statement.optionalString(0) : nil
+    }
+
+    /// Runs `body` in a transaction (`BEGIN IMMEDIATE`): commits when it returns, rolls back when it throws.
+    func inTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+extension ResultCode {
+    /// Library used incorrectly (for example a closed database).
+    public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
+}

@@ -1,0 +1,95 @@
+import Foundation
+import PerimeterEngine
+import PerimeterFences
+import PerimeterGeometry
+import PerimeterService
+
+extension SQLiteGeofencingStore {
+    /// Reads fences, devices with their presence, consent and the log position.
+    ///
+    /// - Complexity: linear in fences, devices and presence rows; O(log n) in the event log.
+    public func load() throws -> StoredState {
+        do {
+            return try connection.withLock { db throws in try Self.load(db) }
+        } catch let error as DatabaseError {
+            throw Self.storeError(error, path: path, while: "loading")
+        }
+    }
+
+    private static func load(_ db: Database) throws -> StoredState {
+        var state = StoredState()
+        let fences = try db.statement("SELECT id, position, feature, grp, name, dwell_time, expires_at FROM fence ORDER BY position")
+        while try fences.step() {
+            state.fences.append(StoredFence(
+                id: FenceID(fences.string(0)), position: fences.int64(1), feature: fences.string(2),
+                group: fences.optionalString(3), name: fences.optionalString(4),
+                dwellTime: fences.optionalDouble(5), expiresAt: fences.optionalDouble(6)))
+        }
+        var memberships: [DeviceID: [DetectionEngine.MembershipSnapshot]] = [:]
+        let presence = try db.statement("SELECT device, fence, entry_time, visit_sequence, has_dwelled FROM presence")
+        while try presence.step() {
+            memberships[DeviceID(presence.string(0)), default: []].append(DetectionEngine.MembershipSnapshot(
+                fence: FenceID(presence.string(1)), entryTime: presence.double(2),
+                visitSequence: UInt64(bitPattern: presence.int64(3)), hasDwelled: presence.int64(4) != 0))
+        }
+        let devices = try db.statement("SELECT id, last_time, latitude, longitude, update_count FROM device ORDER BY rowid")
+        while try devices.step() {
+            let id = DeviceID(devices.string(0))
+            state.devices.append(DetectionEngine.DeviceSnapshot(
+                device: id, lastTime: devices.double(1),
+                lastCoordinate: Coordinate(latitude: devices.double(2), longitude: devices.double(3)),
+                updateCount: UInt64(bitPattern: devices.int64(4)),
+                memberships: (memberships.removeValue(forKey: id) ?? []).sorted { $0.fence < $1.fence }))
+        }
+        if let orphan = memberships.keys.first {
+            throw GeofencingError(.incompatibleStorage, "the store records presence for device \(orphan) but no state for it; the database is inconsistent")
+        }
+        let consent = try db.statement("SELECT device, granted FROM consent")
+        while try consent.step() {
+            state.deviceConsents[DeviceID(consent.string(0))] = consent.int64(1) != 0
+        }
+        state.serviceConsent = try db.integer("SELECT value FROM meta WHERE key = 'service_consent'").map { $0 != 0 }
+        state.processedUpdates = UInt64(bitPattern: try db.integer("SELECT value FROM meta WHERE key = 'processed_updates'") ?? 0)
+        state.lastEventSequence = try db.integer("SELECT coalesce(max(sequence), 0) FROM event") ?? 0
+        return state
+    }
+
+    /// Up to `limit` events after `sequence`, in sequence order.
+    ///
+    /// - Complexity: O(log n + limit).
+    public func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent] {
+        do {
+            return try connection.withLock { db throws in
+                let statement = try db.statement("""
+                    SELECT sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
+                        observed_at, reason
+                    FROM event WHERE sequence > ? ORDER BY sequence LIMIT ?
+                    """)
+                statement.bind(sequence, at: 1)
+                statement.bind(Int64(max(0, limit)), at: 2)
+                var result: [LoggedEvent] = []
+                while try statement.step() {
+                    let kindText = statement.string(3)
+                    guard let kind = GeofenceEventKind(rawValue: kindText) else {
+                        throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has an unknown kind \"\(kindText)\"")
+                    }
+                    let reasonText = statement.string(11)
+                    guard let reason = ExitReason(rawValue: reasonText) else {
+                        throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has an unknown exit reason \"\(reasonText)\"")
+                    }
+                    let event = GeofenceEvent(
+                        id: statement.string(1), visitID: statement.string(2), kind: kind,
+                        fence: FenceID(statement.string(4)), device: DeviceID(statement.string(5)),
+                        time: Date(timeIntervalSinceReferenceDate: statement.double(6)),
+                        coordinate: Coordinate(latitude: statement.double(7), longitude: statement.double(8)),
+                        timeInside: statement.optionalDouble(9),
+                        observedAt: Date(timeIntervalSinceReferenceDate: statement.double(10)), reason: reason)
+                    result.append(LoggedEvent(sequence: statement.int64(0), event: event))
+                }
+                return result
+            }
+        } catch let error as DatabaseError {
+            throw Self.storeError(error, path: path, while: "reading events from")
+        }
+    }
+}

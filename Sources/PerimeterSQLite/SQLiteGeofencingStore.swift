@@ -1,0 +1,115 @@
+import Foundation
+import PerimeterService
+import Synchronization
+
+/// A ``GeofencingStore`` in an SQLite database file: WAL mode, one transaction per commit (the
+/// service batches updates into commits: group commit), schema versioned and migrated on open.
+///
+/// Durability: a commit that returned survives the process being killed (`kill -9`) with either
+/// ``Synchronous`` setting; with ``Synchronous/full`` it also survives a power loss or OS crash. With
+/// ``Synchronous/normal`` (the default) an OS crash may roll back the last commits, never corrupt.
+/// See docs/service.md for the schema.
+public final class SQLiteGeofencingStore: GeofencingStore {
+    /// How hard SQLite works to make a commit durable (`PRAGMA synchronous`).
+    public enum Synchronous: String, Hashable, Sendable {
+        /// Durable against process crashes; the last commits may be lost on power loss (fast).
+        case normal = "NORMAL"
+        /// Durable against power loss too: every commit waits for the disk.
+        case full = "FULL"
+    }
+
+    let connection: Mutex<Database>
+    /// The database file.
+    public let path: String
+
+    /// Opens the store at `path`, creating it when the file does not exist or is empty.
+    ///
+    /// - Parameter verifyIntegrity: run `PRAGMA quick_check` on open (linear in the file size) so that
+    ///   a damaged file is reported now rather than when the damaged page is read.
+    /// - Throws: ``GeofencingError/Code/incompatibleStorage`` for a file that is not an SQLite database,
+    ///   a database of another application, a newer schema or a damaged file (the file is left as it
+    ///   was); ``GeofencingError/Code/storageFailure`` when it cannot be opened or written.
+    public init(path: String, synchronous: Synchronous = .normal, verifyIntegrity: Bool = true) throws(GeofencingError) {
+        self.path = path
+        let database: Database
+        do {
+            database = try Database(path: path)
+        } catch {
+            throw GeofencingError(.storageFailure, "cannot open the database \(path): \(error.message); check that the folder exists and is writable")
+        }
+        do {
+            try Self.prepare(database, path: path, synchronous: synchronous, verifyIntegrity: verifyIntegrity)
+        } catch {
+            database.close()
+            throw error
+        }
+        connection = Mutex(database)
+    }
+
+    /// Closes the connection; later calls fail with ``GeofencingError/Code/storageFailure``.
+    public func close() {
+        connection.withLock { $0.close() }
+    }
+
+    private static func prepare(_ db: Database, path: String, synchronous: Synchronous,
+                                verifyIntegrity: Bool) throws(GeofencingError) {
+        do {
+            let applicationID = try db.integer("PRAGMA application_id") ?? 0
+            let version = try db.integer("PRAGMA user_version") ?? 0
+            let tables = try db.integer("SELECT count(*) FROM sqlite_master") ?? 0
+            if applicationID != Schema.applicationID && (applicationID != 0 || tables > 0) {
+                throw GeofencingError(.incompatibleStorage,
+                                      "\(path) is an SQLite database of another application (application id \(applicationID), \(tables) schema objects), not a Perimeter store; it was left untouched. Choose another path")
+            }
+            if version > Schema.version {
+                throw GeofencingError(.incompatibleStorage,
+                                      "\(path) has schema version \(version), written by a newer Perimeter (this one supports up to \(Schema.version)); it was left untouched. Upgrade Perimeter")
+            }
+            if verifyIntegrity, tables > 0 {
+                let result = try db.text("PRAGMA quick_check") ?? "no result"
+                guard result == "ok" else {
+                    throw GeofencingError(.incompatibleStorage,
+                                          "\(path) is damaged (integrity check: \(result)); it was left untouched. Restore it from a backup or move it away")
+                }
+            }
+            let mode = try db.text("PRAGMA journal_mode = WAL") ?? ""
+            guard mode.lowercased() == "wal" else {
+                throw GeofencingError(.storageFailure, "\(path) cannot use write-ahead logging (journal mode is \(mode)); put it on a local file system")
+            }
+            try db.execute("PRAGMA synchronous = \(synchronous.rawValue)")
+            if version < Schema.version {
+                try db.inTransaction {
+                    for (index, migration) in Schema.migrations.enumerated() where Int64(index) >= version {
+                        try db.execute(migration)
+                    }
+                    try db.execute("PRAGMA application_id = \(Schema.applicationID)")
+                    try db.execute("PRAGMA user_version = \(Schema.version)")
+                }
+            }
+        } catch let error as GeofencingError {
+            throw error
+        } catch let error as DatabaseError {
+            throw storeError(error, path: path, while: "opening")
+        } catch {
+            throw GeofencingError(.storageFailure, "opening \(path) failed: \(error)")
+        }
+    }
+
+    /// Turns a database error into the service's error: damage and foreign files are incompatible storage.
+    static func storeError(_ error: DatabaseError, path: String, while action: String) -> GeofencingError {
+        switch error.resultCode.primary {
+        case .notADatabase:
+            GeofencingError(.incompatibleStorage,
+                            "\(path) is not an SQLite database (or is encrypted or damaged in its header); it was left untouched. Move it away or choose another path. (\(error))")
+        case .corrupt:
+            GeofencingError(.incompatibleStorage,
+                            "\(path) is damaged; it was left untouched. Restore it from a backup or move it away. (\(error))")
+        case .full:
+            GeofencingError(.storageFailure, "the disk holding \(path) is full while \(action); free space and retry. (\(error))")
+        case .busy, .locked:
+            GeofencingError(.storageFailure, "\(path) is locked by another process while \(action); only one service may use a store at a time. (\(error))")
+        default:
+            GeofencingError(.storageFailure, "\(action) \(path) failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,36 @@
+/// The store's schema and its migrations.
+///
+/// The database is marked with ``applicationID`` (`PRAGMA application_id`) so a foreign SQLite file is
+/// recognised, and carries its schema version in `PRAGMA user_version`. Migration *n* turns version
+/// *n − 1* into version *n*; each runs in the transaction that also bumps the version.
+enum Schema {
+    /// "PRMT": marks a Perimeter database.
+    static let applicationID: Int64 = 0x5052_4D54
+
+    /// The migrations, in order; the schema version is their count.
+    static let migrations: [String] = [
+        // 1: the initial schema.
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+        CREATE TABLE fence (
+            id TEXT PRIMARY KEY, position INTEGER NOT NULL, feature TEXT NOT NULL,
+            grp TEXT, name TEXT, dwell_time REAL, expires_at REAL) WITHOUT ROWID;
+        CREATE TABLE device (
+            id TEXT NOT NULL UNIQUE, last_time REAL NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL,
+            update_count INTEGER NOT NULL);
+        CREATE TABLE presence (
+            device TEXT NOT NULL, fence TEXT NOT NULL, entry_time REAL NOT NULL,
+            visit_sequence INTEGER NOT NULL, has_dwelled INTEGER NOT NULL,
+            PRIMARY KEY (device, fence)) WITHOUT ROWID;
+        CREATE TABLE consent (device TEXT PRIMARY KEY, granted INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE event (
+            sequence INTEGER PRIMARY KEY, id TEXT NOT NULL, visit_id TEXT NOT NULL, kind TEXT NOT NULL,
+            fence TEXT NOT NULL, device TEXT NOT NULL, time REAL NOT NULL,
+            latitude REAL NOT NULL, longitude REAL NOT NULL, time_inside REAL,
+            observed_at REAL NOT NULL, reason TEXT NOT NULL);
+        """,
+    ]
+
+    /// The schema version this code writes.
+    static var version: Int64 { Int64(migrations.count) }
+}

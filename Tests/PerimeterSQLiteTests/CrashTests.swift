@@ -1,0 +1,131 @@
+import Foundation
+import PerimeterSQLite
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Streams updates into a real child process, kills it with SIGKILL at random moments, restarts it, and
+/// checks that the event log equals that of an uninterrupted run: nothing lost, nothing doubled.
+@Suite("Crash test (kill -9)")
+struct CrashTests {
+    /// The crash driver, built next to the test bundle.
+    static var driver: URL? {
+        var folders: [URL] = []
+        if let executable = Bundle.main.executableURL { folders.append(executable.deletingLastPathComponent()) }
+        folders.append(Bundle.main.bundleURL.deletingLastPathComponent())
+        folders.append(Bundle.main.bundleURL)
+        if let first = CommandLine.arguments.first {
+            folders.append(URL(fileURLWithPath: first).deletingLastPathComponent())
+        }
+        for folder in folders {
+            var candidate = folder
+            for _ in 0..<4 {
+                let url = candidate.appendingPathComponent("perimeter-service-crash")
+                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+                candidate = candidate.deletingLastPathComponent()
+            }
+        }
+        return nil
+    }
+
+    /// Writes circle fences and a time-ordered stream of random walks.
+    static func writeScenario(in folder: TemporaryFolder, seed: UInt64, updates: Int) throws {
+        var rng = SplitMix64(seed: seed)
+        var features: [String] = []
+        for i in 0..<10 {
+            let lat = 48 + Double.random(in: 0...0.03, using: &rng), lon = 2 + Double.random(in: 0...0.03, using: &rng)
+            let radius = Double.random(in: 300...1200, using: &rng)
+            let dwell = i % 3 == 0 ? "" : #","perimeter:dwell":\#(Int.random(in: 10...120, using: &rng))"#
+            features.append(#"{"type":"Feature","id":"f\#(i)","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"perimeter:radius":\#(radius)\#(dwell)}}"#)
+        }
+        try #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))]}"#
+            .write(toFile: folder.path("fences.geojson"), atomically: true, encoding: .utf8)
+        var positions = (0..<5).map { _ in (48 + Double.random(in: 0...0.03, using: &rng), 2 + Double.random(in: 0...0.03, using: &rng)) }
+        var time = 1_750_000_000.0
+        var lines: [String] = []
+        for _ in 0..<updates {
+            let d = Int.random(in: 0..<5, using: &rng)
+            positions[d].0 += Double.random(in: -0.0015...0.0015, using: &rng)
+            positions[d].1 += Double.random(in: -0.0015...0.0015, using: &rng)
+            time += Double(Int.random(in: 0...6, using: &rng))
+            lines.append("dev\(d),\(time),\(positions[d].0),\(positions[d].1)")
+        }
+        try lines.joined(separator: "\n").write(toFile: folder.path("updates.csv"), atomically: true, encoding: .utf8)
+    }
+
+    /// Runs the driver on `database`, killing it `killAfter` seconds after it starts streaming.
+    /// - Returns: its output and how long it streamed, or `nil` output when it was killed.
+    static func run(_ driver: URL, folder: TemporaryFolder, database: String,
+                    killAfter: Double? = nil) throws -> (output: String?, streaming: Double) {
+        let process = Process()
+        process.executableURL = driver
+        process.arguments = [folder.path(database), folder.path("fences.geojson"), folder.path("updates.csv"),
+                             "--batch", "3", "--dwell", "40"]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Wait until it has opened the store and starts streaming.
+        var text = Data()
+        while !text.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text.append(chunk)
+        }
+        let start = Date()
+        if let killAfter {
+            Thread.sleep(forTimeInterval: killAfter)
+            kill(process.processIdentifier, SIGKILL)
+        }
+        text.append(output.fileHandleForReading.readDataToEndOfFile())
+        let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let streaming = Date().timeIntervalSince(start)
+        if process.terminationReason == .uncaughtSignal { return (nil, streaming) }
+        #expect(process.terminationStatus == 0, "driver failed: \(problems)")
+        return (String(decoding: text, as: UTF8.self), streaming)
+    }
+
+    /// The event ids of a driver's output, in log order.
+    static func eventIDs(_ output: String) -> [String] {
+        output.split(separator: "\n").drop { $0 != "log" }.dropFirst().map { String($0.split(separator: "\t")[1]) }
+    }
+
+    @Test("kill -9 at random points, restart, finish: the event log equals an uninterrupted run", arguments: [7 as UInt64])
+    func killAndResume(seed: UInt64) throws {
+        guard let driver = Self.driver else {
+            Issue.record("perimeter-service-crash was not found next to the test bundle (\(Bundle.main.bundleURL.path))")
+            return
+        }
+        let folder = TemporaryFolder()
+        try Self.writeScenario(in: folder, seed: seed, updates: 12000)
+        let (referenceOutput, duration) = try Self.run(driver, folder: folder, database: "reference.sqlite")
+        let reference = try #require(referenceOutput)
+        let expected = Self.eventIDs(reference)
+        #expect(expected.count > 50)
+        #expect(Set(expected).count == expected.count)
+
+        var rng = SplitMix64(seed: seed)
+        var killed = 0
+        var progress: [UInt64] = []
+        for _ in 0..<6 {
+            // Each killed run streams for at most 14 % of a whole run's streaming time, so the six together
+            // cannot finish the stream.
+            let delay = duration * Double.random(in: 0.02...0.14, using: &rng)
+            if try Self.run(driver, folder: folder, database: "crashed.sqlite", killAfter: delay).output == nil { killed += 1 }
+            if FileManager.default.fileExists(atPath: folder.path("crashed.sqlite")) {
+                let store = try SQLiteGeofencingStore(path: folder.path("crashed.sqlite"))
+                progress.append(try store.load().processedUpdates)
+                store.close()
+            }
+        }
+        #expect(killed >= 4, "most runs should have been killed mid-stream (killed \(killed) of 6)")
+        let midway = Set(progress.filter { $0 > 0 && $0 < 12000 })
+        #expect(midway.count >= 3, "kills should land at different points of the stream: \(progress)")
+        let final = try #require(try Self.run(driver, folder: folder, database: "crashed.sqlite").output)
+        let actual = Self.eventIDs(final)
+        #expect(actual.count == expected.count)
+        #expect(actual == expected)
+    }
+}
