@@ -41,7 +41,10 @@ struct EventFormatter {
         case .dwell: return "Dwelled in \(name) at \(clock)"
         case .exit:
             let inside = event.timeInside.map { " after \(Self.duration($0))" } ?? ""
-            return "Exited \(name) at \(clock)\(inside)"
+            let timeout = event.reason == .timeout ? " (timed out)" : ""
+            return "Exited \(name) at \(clock)\(inside)\(timeout)"
+        case .cross: return "Crossed \(name) at \(clock)"
+        case .inside: return "Inside \(name) at \(clock)"
         }
     }
 
@@ -72,6 +75,8 @@ struct EventFormatter {
             "longitude": .double(event.coordinate.longitude),
         ]
         if let timeInside = event.timeInside { object["timeInside"] = .double(timeInside) }
+        if event.observedAt != event.time { object["observedAt"] = .string(RFC3339.string(from: event.observedAt)) }
+        if event.kind == .exit, event.reason != .left { object["reason"] = .string(event.reason.rawValue) }
         if let fence {
             if let name = fence.name { object["fenceName"] = .string(name) }
             if let group = fence.group { object["group"] = .string(group) }

@@ -17,6 +17,7 @@ public enum Perimeter {
       replay     Replay recorded tracks against fences and print the events
       validate   Check a fence file and report every problem
       demo       Run the built-in demo: a drive through named areas, events printed and drawn
+      study      Run a detection-quality study (noise, sparse) and print a Markdown table
 
     Run 'perimeter <command> --help' for a command's options.
     """
@@ -33,6 +34,7 @@ public enum Perimeter {
             case "replay": return try ReplayCommand.run(rest, console: console)
             case "validate": return try ValidateCommand.run(rest, console: console)
             case "demo": return try DemoCommand.run(rest, console: console)
+            case "study": return try StudyCommand.run(rest, console: console)
             case "help", "--help", "-h":
                 console.print(usage)
                 return 0
@@ -40,7 +42,7 @@ public enum Perimeter {
                 console.print("perimeter \(version)")
                 return 0
             default:
-                throw CommandLineError.usage("unknown command '\(name)' (commands: replay, validate, demo; see 'perimeter --help')")
+                throw CommandLineError.usage("unknown command '\(name)' (commands: replay, validate, demo, study; see 'perimeter --help')")
             }
         } catch let failure as CommandLineError {
             console.complain(failure.description)

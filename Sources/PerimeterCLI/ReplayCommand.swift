@@ -27,7 +27,9 @@ struct ReplayCommand {
       --svg FILE           Also draw the fences (coloured by their last event), tracks and events as SVG.
       --strict             Treat every warning in the fence file as an error.
       -h, --help           Show this help.
-    """
+
+    Detection options (off by default; a fence's own perimeter: keys win):
+    """ + DetectionFlags.help
 
     var fencesPath: String
     var trackPaths: [String]
@@ -38,6 +40,7 @@ struct ReplayCommand {
     var format: EventFormatter.Format = .text
     var svgPath: String?
     var strict = false
+    var detection = DetectionFlags()
 
     /// Parses the command's arguments; `nil` when help was requested.
     init?(_ arguments: [String]) throws {
@@ -52,6 +55,7 @@ struct ReplayCommand {
         format = try args.choice("format", EventFormatter.Format.allCases.map(\.rawValue)).flatMap(EventFormatter.Format.init) ?? .text
         svgPath = try args.option("svg")
         strict = args.flag("strict")
+        detection = try DetectionFlags(&args)
         try args.finish()
         guard let fences else { throw CommandLineError.usage("replay: --fences FILE is required (see 'perimeter replay --help')") }
         fencesPath = fences
@@ -92,7 +96,8 @@ struct ReplayCommand {
         for warning in warnings.prefix(5) { console.complain(warning) }
         if warnings.count > 5 { console.complain("… and \(warnings.count - 5) more track warnings") }
 
-        let result = Self.replay(fences: fenceFile.fences, updates: updates, dwell: dwell, console: console)
+        let result = Self.replay(fences: fenceFile.fences, updates: updates,
+                                 configuration: detection.configuration(defaultDwellTime: dwell), console: console)
         let fences = FenceSet(fenceFile.fences)
         let devices = Set(updates.map(\.device))
         let formatter = EventFormatter(format: format, fences: fences, manyDevices: devices.count > 1)
@@ -118,7 +123,13 @@ struct ReplayCommand {
 
     /// Runs the engine over `updates` (merged by time), drawing a progress bar for long inputs.
     static func replay(fences: [Fence], updates: [LocationUpdate], dwell: Double?, console: Console) -> DetectionEngine.ReplayResult {
-        var engine = DetectionEngine(fences: fences, configuration: .init(defaultDwellTime: dwell))
+        replay(fences: fences, updates: updates, configuration: .init(defaultDwellTime: dwell), console: console)
+    }
+
+    /// Runs an engine with `configuration` over `updates`.
+    static func replay(fences: [Fence], updates: [LocationUpdate], configuration: DetectionEngine.Configuration,
+                       console: Console) -> DetectionEngine.ReplayResult {
+        var engine = DetectionEngine(fences: fences, configuration: configuration)
         var bar = ProgressBar(console: console, total: updates.count, label: "replaying")
         return engine.replay(updates) { bar.update($0) }
     }

@@ -15,8 +15,8 @@ extension DetectionEngine {
     /// merged by the time of their next update (ties go to the device seen first), as if they had arrived
     /// live. An update older than its device's previous one is therefore still rejected, as it would be
     /// live. Before each update the clock is advanced to its time, so dwells that fall due between the
-    /// updates of other devices come out at their own time. Nothing fires after the last update; call
-    /// ``advance(to:into:)`` for that.
+    /// updates of other devices come out at their own time. Updates still waiting in a reorder window at
+    /// the end are processed; no timer fires after the last update: call ``advance(to:into:)`` for that.
     ///
     /// - Parameter progress: called now and then with the number of updates processed so far.
     /// - Complexity: O(n log d) for n updates of d devices, plus the cost of each update.
@@ -52,6 +52,7 @@ extension DetectionEngine {
             done += 1
             if let progress, done % 4096 == 0 { progress(done) }
         }
+        flush(into: &events)  // updates still in a reorder window are input, not timers: process them
         progress?(updates.count)
         return ReplayResult(events: events, rejections: rejections)
     }

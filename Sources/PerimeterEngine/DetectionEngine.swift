@@ -16,16 +16,37 @@ import PerimeterGeometry
 ///
 /// An update older than the device's last accepted update is rejected and changes nothing; equal times
 /// are accepted.
+///
+/// Detection-quality options (accuracy and hysteresis, debounce, crossings, interpolation, initial
+/// trigger, repeated dwell and staleness, reorder window, schedules, duplicate suppression) are all off
+/// by default and set per engine (``Configuration/options``) or per fence (``Fence/options``); see the
+/// "Options" part of docs/semantics.md. With every option off the default path above runs unchanged.
 public struct DetectionEngine: Sendable {
     /// Engine-wide settings.
     public struct Configuration: Hashable, Sendable {
         /// Dwell time in seconds for fences that set none; `nil` for no dwell on such fences.
         public var defaultDwellTime: Double?
+        /// Detection options for every fence; a fence's own settings win (docs/semantics.md, "Options").
+        /// All off by default.
+        public var options: DetectionOptions
+        /// Seconds each device's updates wait so that late ones can be put in time order; 0: off
+        /// (an update older than the device's last is rejected at once).
+        public var reorderWindow: Double
+        /// Whether an update identical to a recent one of the same device (same time and position)
+        /// is absorbed without effect, making re-uploads idempotent; off by default.
+        public var deduplicate: Bool
 
         /// Creates a configuration.
-        public init(defaultDwellTime: Double? = nil) {
+        public init(defaultDwellTime: Double? = nil, options: DetectionOptions = DetectionOptions(),
+                    reorderWindow: Double = 0, deduplicate: Bool = false) {
             self.defaultDwellTime = defaultDwellTime
+            self.options = options
+            self.reorderWindow = reorderWindow.isFinite ? max(0, reorderWindow) : 0
+            self.deduplicate = deduplicate
         }
+
+        /// Whether the device-stream front end (reorder window or duplicate suppression) is on.
+        var usesStreamOptions: Bool { reorderWindow > 0 || deduplicate }
     }
 
     /// Counters since the engine was created.
@@ -36,18 +57,38 @@ public struct DetectionEngine: Sendable {
         public var rejectedUpdates = 0
         /// Events emitted, by kind.
         public var entries = 0, dwells = 0, exits = 0
+        /// Option-only events emitted: crossings and level `inside` events.
+        public var crosses = 0, insides = 0
+        /// Updates absorbed as duplicates of a recent update (``Configuration/deduplicate``).
+        public var duplicateUpdates = 0
     }
 
     /// The engine's settings.
     public let configuration: Configuration
     /// Counters since the engine was created.
-    public private(set) var statistics = Statistics()
+    public internal(set) var statistics = Statistics()
 
-    private(set) var fences: FenceSet
+    var fences: FenceSet
     var deviceSlots: [DeviceID: Int32] = [:]
     var devices: [DeviceState] = []
     var timers = DwellTimers()
-    private var scratch: [FenceSet.Slot] = []
+    var scratch: [FenceSet.Slot] = []
+
+    // Option state, kept apart from the default path's (see DetectionEngine+Options.swift).
+    /// Whether the general (options) path evaluates updates: some option is on somewhere.
+    var usesOptions = false
+    /// Extra per-device state of the options path, by device slot.
+    var optionStates: [Int32: DeviceOptionsState] = [:]
+    /// Reorder buffers and recent update identities, by device slot (stream options only).
+    var streamStates: [Int32: DeviceStreamState] = [:]
+    /// Wake-ups of the options path.
+    var optionTimers = MinHeap<DeviceTimer>()
+    /// For fences added after the first update: the accepted-update count at that moment, plus one.
+    var fenceAddedAt: [Int32: Int] = [:]
+    /// Fences that may report crossings, with their boxes; rebuilt after fence changes.
+    var crossingCandidates: [(FenceSet.Slot, [BoundingBox])]?
+    /// Arrival counter for reorder buffers.
+    var arrivals: UInt64 = 0
 
     /// Creates an engine watching `fences`.
     public init(fences: FenceSet = FenceSet(), configuration: Configuration = Configuration()) {
@@ -55,6 +96,9 @@ public struct DetectionEngine: Sendable {
         self.configuration = configuration
         self.fences.prepare()
         scratch.reserveCapacity(64)
+        if !configuration.options.isOff || self.fences.fences.contains(where: { !$0.options.isOff }) {
+            usesOptions = true
+        }
     }
 
     /// Creates an engine watching `fences`; a later fence replaces an earlier one with the same id.
@@ -77,6 +121,9 @@ public struct DetectionEngine: Sendable {
     /// device's next update with its new shape and settings.
     public mutating func upsert(_ fence: Fence) {
         let (slot, replaced) = fences.upsert(fence)
+        if !replaced { fenceAddedAt[slot] = statistics.acceptedUpdates + 1 }
+        crossingCandidates = nil
+        if !fence.options.isOff { activateOptions() }
         if replaced { rescheduleDwells(inSlot: slot) }
     }
 
@@ -89,11 +136,15 @@ public struct DetectionEngine: Sendable {
     /// - Returns: the removed fence, or `nil` when the engine watched no such fence.
     @discardableResult
     public mutating func remove(id: FenceID) -> Fence? {
-        fences.remove(id: id)?.fence
+        crossingCandidates = nil
+        return fences.remove(id: id)?.fence
     }
 
     /// Stops watching every fence (presence dropped, nothing emitted).
-    public mutating func removeAllFences() { fences.removeAll() }
+    public mutating func removeAllFences() {
+        crossingCandidates = nil
+        fences.removeAll()
+    }
 
     // MARK: - Updates
 
@@ -135,6 +186,9 @@ public struct DetectionEngine: Sendable {
             return .invalidCoordinate(device: update.device, coordinate: update.coordinate)
         }
         if coordinate.longitude == 180 { coordinate.longitude = -180 }
+        if configuration.usesStreamOptions {
+            return intake(update, time: t, coordinate: coordinate, into: &events)
+        }
 
         let deviceSlot: Int32
         if let existing = deviceSlots[update.device] {
@@ -151,6 +205,11 @@ public struct DetectionEngine: Sendable {
             deviceSlots[update.device] = deviceSlot
         }
         statistics.acceptedUpdates += 1
+        if usesOptions {
+            evaluateWithOptions(deviceSlot: deviceSlot, time: t, coordinate: coordinate,
+                                accuracy: update.horizontalAccuracy, into: &events)
+            return nil
+        }
 
         fences.slots(containing: coordinate, into: &scratch)
         evaluate(deviceSlot: deviceSlot, time: t, coordinate: coordinate, inside: scratch, into: &events)
@@ -171,6 +230,8 @@ public struct DetectionEngine: Sendable {
     public mutating func advance(to time: Date, into events: inout [GeofenceEvent]) {
         let now = time.timeIntervalSince1970
         guard now.isFinite else { return }
+        if configuration.reorderWindow > 0 { releaseBuffered(upTo: now - configuration.reorderWindow, into: &events) }
+        if usesOptions { return advanceWithOptions(to: now, into: &events) }
         var due: [GeofenceEvent] = []
         while let timer = timers.popFirst(dueBy: now) {
             let deviceIndex = Int(timer.device)
@@ -228,7 +289,7 @@ public struct DetectionEngine: Sendable {
 
     // MARK: - Core
 
-    private mutating func evaluate(deviceSlot: Int32, time t: Double, coordinate: Coordinate,
+    mutating func evaluate(deviceSlot: Int32, time t: Double, coordinate: Coordinate,
                                    inside now: [FenceSet.Slot], into events: inout [GeofenceEvent]) {
         let d = Int(deviceSlot)
         var state = devices[d]
@@ -316,11 +377,11 @@ public struct DetectionEngine: Sendable {
         events.append(contentsOf: dwells)
     }
 
-    private func dwellTime(of fence: Fence) -> Double? {
+    func dwellTime(of fence: Fence) -> Double? {
         fence.dwellTime ?? configuration.defaultDwellTime
     }
 
-    private func isExpired(_ fence: Fence, at t: Double) -> Bool {
+    func isExpired(_ fence: Fence, at t: Double) -> Bool {
         guard let expiry = fence.expiresAt else { return false }
         return t >= expiry.timeIntervalSince1970
     }
@@ -345,12 +406,13 @@ public struct DetectionEngine: Sendable {
         return hash.hex
     }
 
-    private func makeEvent(_ kind: GeofenceEventKind, fence: Fence, device: DeviceState, membership m: Membership,
-                           time: Double, coordinate: Coordinate) -> GeofenceEvent {
+    func makeEvent(_ kind: GeofenceEventKind, fence: Fence, device: DeviceState, membership m: Membership,
+                   time: Double, coordinate: Coordinate, extra: UInt64? = nil) -> GeofenceEvent {
         let visit = visitID(device: device.id, fence: fence.id, membership: m)
         var hash = StableHash()
         hash.combine(visit)
         hash.combine(kind.rawValue)
+        if let extra { hash.combine(extra) }  // repeated dwells and level events: one id per occurrence
         return GeofenceEvent(id: hash.hex, visitID: visit, kind: kind, fence: fence.id, device: device.id,
                              time: Date(timeIntervalSince1970: time), coordinate: coordinate)
     }

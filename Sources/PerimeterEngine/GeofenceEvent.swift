@@ -2,7 +2,8 @@ import Foundation
 import PerimeterFences
 import PerimeterGeometry
 
-/// Something that happened between one device and one fence: an entry, a dwell or an exit.
+/// Something that happened between one device and one fence: an entry, a dwell, an exit, and with
+/// options on, a cross or an inside (level) event.
 ///
 /// Events are deterministic: the same fences and the same updates in the same order give the same
 /// events with the same ids. An entry, the dwell that follows it and the exit that ends it share one
@@ -23,12 +24,19 @@ public struct GeofenceEvent: Hashable, Sendable {
     public var time: Date
     /// The device's location: the update that caused the event (for a dwell, the latest known location).
     public var coordinate: Coordinate
-    /// On exit: how long the device was inside, in seconds. `nil` for other kinds.
+    /// On exit: how long the device was inside, in seconds; on a cross, how long the straight path
+    /// between the two updates ran inside. `nil` for other kinds.
     public var timeInside: Double?
+    /// When the update that revealed the event was measured: equal to ``time`` unless the time was
+    /// estimated (interpolated entries and exits, crossings).
+    public var observedAt: Date
+    /// Why an exit happened: ``ExitReason/left`` unless the device timed out. `.left` for other kinds.
+    public var reason: ExitReason
 
     /// Creates an event. The engine makes events; this initialiser serves stores and tests.
     public init(id: String, visitID: String, kind: GeofenceEventKind, fence: FenceID, device: DeviceID,
-                time: Date, coordinate: Coordinate, timeInside: Double? = nil) {
+                time: Date, coordinate: Coordinate, timeInside: Double? = nil, observedAt: Date? = nil,
+                reason: ExitReason = .left) {
         self.id = id
         self.visitID = visitID
         self.kind = kind
@@ -37,5 +45,7 @@ public struct GeofenceEvent: Hashable, Sendable {
         self.time = time
         self.coordinate = coordinate
         self.timeInside = timeInside
+        self.observedAt = observedAt ?? time
+        self.reason = reason
     }
 }

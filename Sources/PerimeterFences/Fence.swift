@@ -25,11 +25,14 @@ public struct Fence: Sendable {
     public var expiresAt: Date?
     /// The feature's properties as given, for consumers.
     public var properties: [String: JSONValue]
+    /// Detection-quality options for this fence; unset fields follow the engine (docs/semantics.md).
+    public var options: DetectionOptions
 
     /// Creates a fence.
     public init(id: FenceID, region: Region, name: String? = nil, dwellTime: Double? = nil,
                 events: GeofenceEventKinds = .all, group: String? = nil, message: MessageTemplate? = nil,
-                expiresAt: Date? = nil, properties: [String: JSONValue] = [:]) {
+                expiresAt: Date? = nil, properties: [String: JSONValue] = [:],
+                options: DetectionOptions = DetectionOptions()) {
         self.id = id
         self.region = region
         self.name = name
@@ -39,6 +42,7 @@ public struct Fence: Sendable {
         self.message = message
         self.expiresAt = expiresAt
         self.properties = properties
+        self.options = options
     }
 
     /// Whether the fence covers `coordinate` (boundary included).

@@ -149,7 +149,7 @@ public struct FenceLoader: Sendable {
         return Fence(id: id, region: Region(shape, buffer: settings.buffer ?? 0), name: settings.name,
                      dwellTime: settings.dwell, events: settings.events ?? .all, group: settings.group,
                      message: settings.message.map(MessageTemplate.init), expiresAt: settings.expires,
-                     properties: properties)
+                     properties: properties, options: settings.options)
     }
 
     private struct Settings {
@@ -161,6 +161,7 @@ public struct FenceLoader: Sendable {
         var group: String?
         var message: String?
         var expires: Date?
+        var options = DetectionOptions()
     }
 
     private func readSettings(_ properties: [String: JSONValue], _ context: inout Context) -> Settings {
@@ -208,7 +209,7 @@ public struct FenceLoader: Sendable {
                     kinds.insert(GeofenceEventKinds(kind))
                 } else {
                     context.error(at: context.propertyPath(FenceProperties.events).appending(.index(offset)),
-                                  "unknown event \(name.summary); expected \"entry\", \"dwell\" or \"exit\"")
+                                  "unknown event \(name.summary); expected \"entry\", \"dwell\", \"exit\", \"cross\" or \"inside\"")
                 }
             }
             settings.events = kinds
@@ -237,6 +238,9 @@ public struct FenceLoader: Sendable {
                               "expiry must be an RFC 3339 time such as \"2026-01-31T18:00:00Z\" or seconds since 1970, not \(value.summary)")
             }
         }
+        let (options, optionProblems) = DetectionOptions.read(from: properties)
+        settings.options = options
+        for problem in optionProblems { context.error(at: context.propertyPath(problem.key), problem.message) }
         return settings
     }
 

@@ -30,6 +30,8 @@ public struct SVGMap: Sendable {
         case .entry: "rgb(7,144,30)"
         case .exit: "rgb(173,17,5)"
         case .dwell: "rgb(17,97,195)"
+        case .cross: "rgb(214,120,0)"
+        case .inside: "rgb(7,144,30)"
         case nil: "rgb(119,119,119)"
         }
     }

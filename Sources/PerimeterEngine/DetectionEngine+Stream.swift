@@ -1,0 +1,95 @@
+import Foundation
+import PerimeterFences
+import PerimeterGeometry
+
+/// The device-stream front end: duplicate suppression and the reorder window (engine-wide options,
+/// applied before any fence is looked at).
+extension DetectionEngine {
+    /// Takes a validated update through duplicate suppression and the reorder window.
+    mutating func intake(_ update: LocationUpdate, time t: Double, coordinate: Coordinate,
+                         into events: inout [GeofenceEvent]) -> Rejection? {
+        let deviceSlot: Int32
+        if let existing = deviceSlots[update.device] {
+            deviceSlot = existing
+        } else {
+            deviceSlot = Int32(devices.count)
+            devices.append(DeviceState(id: update.device))
+            deviceSlots[update.device] = deviceSlot
+        }
+        var stream = streamStates[deviceSlot] ?? DeviceStreamState()
+        let identity = UpdateIdentity(time: t, coordinate: coordinate)
+        if configuration.deduplicate, stream.recentSet.contains(identity) {
+            statistics.duplicateUpdates += 1
+            return nil
+        }
+        let last = devices[Int(deviceSlot)].lastTime
+        if t < last {
+            statistics.rejectedUpdates += 1
+            return .outOfOrder(device: update.device, time: update.time, lastAccepted: Date(timeIntervalSince1970: last))
+        }
+        if configuration.deduplicate { stream.remember(identity) }
+        let window = configuration.reorderWindow
+        guard window > 0 else {
+            streamStates[deviceSlot] = stream
+            accept(deviceSlot, time: t, coordinate: coordinate, accuracy: update.horizontalAccuracy, into: &events)
+            return nil
+        }
+        arrivals &+= 1
+        let waiting = BufferedUpdate(time: t, coordinate: coordinate, accuracy: update.horizontalAccuracy, arrival: arrivals)
+        let at = stream.buffer.lastIndex(where: { $0.time <= t }).map { $0 + 1 } ?? 0
+        stream.buffer.insert(waiting, at: at)
+        stream.newest = max(stream.newest, t)
+        streamStates[deviceSlot] = stream
+        release(deviceSlot, upTo: stream.newest - window, into: &events)
+        return nil
+    }
+
+    /// Evaluates an accepted update on whichever path the engine uses.
+    mutating func accept(_ deviceSlot: Int32, time t: Double, coordinate: Coordinate, accuracy: Double?,
+                         into events: inout [GeofenceEvent]) {
+        statistics.acceptedUpdates += 1
+        if usesOptions {
+            evaluateWithOptions(deviceSlot: deviceSlot, time: t, coordinate: coordinate, accuracy: accuracy, into: &events)
+        } else {
+            fences.slots(containing: coordinate, into: &scratch)
+            evaluate(deviceSlot: deviceSlot, time: t, coordinate: coordinate, inside: scratch, into: &events)
+        }
+    }
+
+    /// Processes one device's buffered updates up to `limit`, in time order.
+    private mutating func release(_ deviceSlot: Int32, upTo limit: Double, into events: inout [GeofenceEvent]) {
+        while let first = streamStates[deviceSlot]?.buffer.first, first.time <= limit {
+            streamStates[deviceSlot]?.buffer.removeFirst()
+            accept(deviceSlot, time: first.time, coordinate: first.coordinate, accuracy: first.accuracy, into: &events)
+        }
+    }
+
+    /// Processes every device's buffered updates up to `limit`, in order of time, then arrival.
+    mutating func releaseBuffered(upTo limit: Double, into events: inout [GeofenceEvent]) {
+        var due: [(time: Double, arrival: UInt64, device: Int32)] = []
+        for (device, stream) in streamStates {
+            for waiting in stream.buffer where waiting.time <= limit {
+                due.append((waiting.time, waiting.arrival, device))
+            }
+        }
+        guard !due.isEmpty else { return }
+        due.sort { ($0.time, $0.arrival) < ($1.time, $1.arrival) }
+        for item in due { release(item.device, upTo: item.time, into: &events) }
+    }
+
+    /// Processes every update still waiting in a reorder window (end of input), in time order.
+    /// Does nothing when the reorder window is off.
+    public mutating func flush(into events: inout [GeofenceEvent]) {
+        releaseBuffered(upTo: .infinity, into: &events)
+    }
+
+    /// Processes every update still waiting in a reorder window and returns the events.
+    public mutating func flush() -> [GeofenceEvent] {
+        var events: [GeofenceEvent] = []
+        flush(into: &events)
+        return events
+    }
+
+    /// The number of updates waiting in reorder windows.
+    public var bufferedUpdateCount: Int { streamStates.values.reduce(0) { $0 + $1.buffer.count } }
+}

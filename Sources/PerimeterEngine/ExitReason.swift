@@ -1,0 +1,7 @@
+/// Why an exit happened.
+public enum ExitReason: String, Hashable, Sendable, CaseIterable {
+    /// An update (or its confirmation) showed the device outside: the default.
+    case left
+    /// The device went silent for longer than the fence's staleness limit (`exitOnStale`).
+    case timeout
+}
