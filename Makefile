@@ -4,14 +4,15 @@
 #   make test    run every test (unit, conformance, end-to-end)
 #   make deps    install the Debian packages the project needs (idempotent)
 #   make build   release build of the `perimeter` command
-#   make bench   benchmarks (release build; results under bench/results/)
+#   make bench   benchmarks vs Shapely, PostGIS and the C yardstick (results under bench/results/)
+#   make bench-smoke  every benchmark on a tiny workload, in seconds (CI)
 
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 BIN := .build/release/perimeter
 
-.PHONY: deps build test demo bench bench-smoke clean
+.PHONY: deps build test demo bench bench-deps bench-smoke clean
 
 deps:
 	@scripts/deps.sh
@@ -27,13 +28,19 @@ demo: build
 	@mkdir -p out
 	$(BIN) demo --svg out/demo.svg
 
-bench:
-	$(SWIFT) build -c release --product perimeter-bench
-	.build/release/perimeter-bench $(BENCH_ARGS)
+bench-deps:
+	@bench/deps.sh
 
+# Full benchmark (takes a while): peers included, results committed under bench/results/.
+bench: bench-deps
+	$(SWIFT) build -c release --product perimeter-bench
+	taskset -c 1 .build/release/perimeter-bench $(BENCH_ARGS)
+
+# Every benchmark on a tiny workload in seconds; peers that are not installed are skipped with a note.
+# Exits non-zero when any two engines disagree.
 bench-smoke:
 	$(SWIFT) build -c release --product perimeter-bench
-	.build/release/perimeter-bench --smoke
+	$$(command -v taskset >/dev/null && echo taskset -c $$(( $$(nproc) > 1 ? 1 : 0 ))) .build/release/perimeter-bench --smoke --core $$(( $$(nproc) > 1 ? 1 : 0 ))
 
 clean:
 	rm -rf .build out

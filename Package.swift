@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "perimeter", targets: ["perimeter"]),
         .library(name: "PerimeterService", targets: ["PerimeterService"]),
         .library(name: "PerimeterSQLite", targets: ["PerimeterSQLite"]),
+        .executable(name: "perimeter-bench", targets: ["perimeter-bench"]),
     ],
     targets: [
         // MARK: Pure-Swift core: no I/O, no C modules.
@@ -45,6 +46,12 @@ let package = Package(
         .executableTarget(name: "perimeter-service-crash", dependencies: [
             "PerimeterSQLite", "PerimeterService", "PerimeterEngine", "PerimeterGeoJSON",
         ]),
+
+        // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
+        .target(name: "PerimeterBenchmarks", dependencies: [
+            "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterIndex", "PerimeterFences", "PerimeterEngine",
+        ], path: "Benchmarks/PerimeterBenchmarks"),
+        .executableTarget(name: "perimeter-bench", dependencies: ["PerimeterBenchmarks"], path: "Benchmarks/perimeter-bench"),
 
         // MARK: Tests
         .target(name: "PerimeterTestSupport", path: "Sources/PerimeterTestSupport"),

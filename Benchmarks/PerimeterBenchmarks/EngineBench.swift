@@ -1,0 +1,169 @@
+import Foundation
+import PerimeterEngine
+import PerimeterFences
+import PerimeterGeometry
+import PerimeterIndex
+
+/// Perimeter's own figures on a workload: index build, bare point queries, the engine with entry/exit
+/// tracking and with dwell on. Also yields the (fix, fence) pairs every peer must reproduce.
+public struct EngineBench: Sendable {
+    /// Section names shared with the peers, so their figures land in the same tables.
+    public enum Section {
+        /// Index build time.
+        public static let build = "Index build"
+        /// Index memory.
+        public static let memory = "Index memory"
+        /// Bare point-in-fence queries.
+        public static let query = "Point-in-fence queries (no events)"
+        /// Queries plus per-device entry/exit tracking.
+        public static let engine = "Engine with entry/exit tracking"
+        /// Engine with dwell on.
+        public static let dwell = "Engine with dwell on"
+        /// Circle fences.
+        public static let circles = "Circle fences (geodesic radius)"
+    }
+
+    /// The workload.
+    public var workload: Workload
+    /// Repetitions per figure (the median is reported).
+    public var runs: Int
+    /// Dwell time for the dwell run, seconds.
+    public var dwell: Double = 60
+
+    /// Creates the benchmark.
+    public init(workload: Workload, runs: Int) {
+        self.workload = workload
+        self.runs = runs
+    }
+
+    /// The polygon fences as engine fences (id = fence number).
+    public static func fences(_ workload: Workload) -> [Fence] {
+        workload.fences.enumerated().map { i, f in
+            Fence(id: FenceID(String(i)), region: Region(.polygons(f.polygons.map { Polygon(rings: $0) })))
+        }
+    }
+
+    /// The circle fences as engine fences.
+    public static func circleFences(_ workload: Workload) -> [Fence] {
+        workload.circles.enumerated().map { i, c in
+            Fence(id: FenceID(String(i)), region: Region(.circle(center: c.center, radius: c.radius)))
+        }
+    }
+
+    /// The fixes as engine updates (device ids `d<n>`).
+    public static func updates(_ fixes: Workload.Fixes) -> [LocationUpdate] {
+        let names = (0..<max(1, fixes.deviceCount)).map { DeviceID("d\($0)") }
+        return (0..<fixes.count).map { i in
+            LocationUpdate(device: names[Int(fixes.device[i])], time: Date(timeIntervalSince1970: fixes.time[i]),
+                           latitude: fixes.latitude[i], longitude: fixes.longitude[i])
+        }
+    }
+
+    /// The pairs found by the index for every fix.
+    public static func pairs(_ index: RegionIndex, _ fixes: Workload.Fixes) -> PairList {
+        var list = PairList()
+        var hits: [Int32] = []
+        for i in 0..<fixes.count {
+            index.regions(containing: Coordinate(latitude: fixes.latitude[i], longitude: fixes.longitude[i]), into: &hits)
+            for h in hits { list.append(fix: UInt32(i), fence: UInt32(h)) }
+        }
+        return list
+    }
+
+    /// Median CPU seconds of a bare query pass, and the number of pairs.
+    static func timeQueries(_ index: RegionIndex, _ fixes: Workload.Fixes, runs: Int) -> (Double, Int) {
+        var hits: [Int32] = []
+        hits.reserveCapacity(64)
+        let r = Measure.repeated(runs: runs) { () -> Int in
+            var total = 0
+            for i in 0..<fixes.count {
+                index.regions(containing: Coordinate(latitude: fixes.latitude[i], longitude: fixes.longitude[i]), into: &hits)
+                total &+= hits.count
+            }
+            return total
+        }
+        return (r.seconds, r.result)
+    }
+
+    /// Median CPU seconds of feeding every update through a fresh engine, and its statistics.
+    public static func timeEngine(_ fenceSet: FenceSet, _ updates: [LocationUpdate], dwell: Double?, runs: Int)
+        -> (seconds: Double, statistics: DetectionEngine.Statistics) {
+        let configuration = DetectionEngine.Configuration(defaultDwellTime: dwell)
+        let r = Measure.repeated(runs: runs) { () -> DetectionEngine.Statistics in
+            var engine = DetectionEngine(fences: fenceSet, configuration: configuration)
+            var events: [GeofenceEvent] = []
+            events.reserveCapacity(64)
+            for u in updates {
+                engine.process(u, into: &events)
+                events.removeAll(keepingCapacity: true)
+            }
+            return engine.statistics
+        }
+        return (r.seconds, r.result)
+    }
+
+    /// Runs the polygon benchmarks; returns Perimeter's pairs and entry/exit counts.
+    public func run(into report: inout Report) -> (pairs: PairList, entries: Int, exits: Int) {
+        let fixes = workload.fixes
+        let fences = Self.fences(workload)
+        let regions = fences.map(\.region)
+        let vertices = workload.vertexCount
+        log("index build: \(fences.count) fences, \(vertices) vertices")
+        let build = Measure.repeated(runs: runs) { RegionIndex(regions: regions) }
+        let index = build.result
+        let stats = index.statistics
+        report.add(Section.build, "Perimeter RegionIndex", build.seconds, "s", higherIsBetter: false,
+                   note: "\(fences.count) fences, \(vertices) vertices; median of \(runs)", reference: true)
+        report.add(Section.memory, "Perimeter RegionIndex", Double(stats.estimatedMemoryBytes) / 1_048_576, "MiB",
+                   higherIsBetter: false,
+                   note: String(format: "%d×%d cells of %.4f°, %d entries, %d edge copies; %.1f B/vertex",
+                                stats.columns, stats.rows, stats.cellSide, stats.entries, stats.edgeCopies,
+                                Double(stats.estimatedMemoryBytes) / Double(max(1, vertices))),
+                   reference: true)
+
+        let pairs = Self.pairs(index, fixes)
+        let (querySeconds, total) = Self.timeQueries(index, fixes, runs: runs)
+        report.add(Section.query, "Perimeter RegionIndex", Double(fixes.count) / querySeconds, "points/s",
+                   note: "\(fixes.count) points, \(total) pairs; median of \(runs)", reference: true)
+
+        let updates = Self.updates(fixes)
+        var fenceSet = FenceSet(fences)
+        fenceSet.prepare()
+        log("engine: \(updates.count) updates")
+        let plain = Self.timeEngine(fenceSet, updates, dwell: nil, runs: runs)
+        report.add(Section.engine, "Perimeter DetectionEngine", Double(updates.count) / plain.seconds, "updates/s",
+                   note: "\(plain.statistics.entries) entries, \(plain.statistics.exits) exits; median of \(runs)",
+                   reference: true)
+        let withDwell = Self.timeEngine(fenceSet, updates, dwell: dwell, runs: runs)
+        report.add(Section.dwell, "Perimeter DetectionEngine, dwell \(Int(dwell)) s", Double(updates.count) / withDwell.seconds,
+                   "updates/s", note: "\(withDwell.statistics.dwells) dwells; median of \(runs)", reference: true)
+
+        let expected = pairs.eventCounts(devices: fixes.device)
+        report.check("engine entry/exit counts vs the index's pairs",
+                     passed: expected.entries == plain.statistics.entries && expected.exits == plain.statistics.exits
+                        && plain.statistics.entries == withDwell.statistics.entries
+                        && plain.statistics.exits == withDwell.statistics.exits,
+                     "pairs imply \(expected.entries) entries / \(expected.exits) exits; engine \(plain.statistics.entries) / \(plain.statistics.exits), with dwell \(withDwell.statistics.entries) / \(withDwell.statistics.exits)")
+        return (pairs, plain.statistics.entries, plain.statistics.exits)
+    }
+
+    /// Runs the circle-fence benchmark (same fixes); returns Perimeter's pairs.
+    public func runCircles(into report: inout Report) -> PairList {
+        let fences = Self.circleFences(workload)
+        guard !fences.isEmpty else { return PairList() }
+        let index = RegionIndex(regions: fences.map(\.region))
+        let pairs = Self.pairs(index, workload.fixes)
+        let updates = Self.updates(workload.fixes)
+        var fenceSet = FenceSet(fences)
+        fenceSet.prepare()
+        let r = Self.timeEngine(fenceSet, updates, dwell: nil, runs: runs)
+        report.add(Section.circles, "Perimeter DetectionEngine", Double(updates.count) / r.seconds, "updates/s",
+                   note: "\(fences.count) circles, \(pairs.count) pairs, \(r.statistics.entries) entries; median of \(runs)",
+                   reference: true)
+        let expected = pairs.eventCounts(devices: workload.fixes.device)
+        report.check("circle engine entry/exit counts vs the index's pairs",
+                     passed: expected.entries == r.statistics.entries && expected.exits == r.statistics.exits,
+                     "pairs imply \(expected.entries) / \(expected.exits); engine \(r.statistics.entries) / \(r.statistics.exits)")
+        return pairs
+    }
+}
