@@ -89,6 +89,14 @@ public struct DetectionEngine: Sendable {
     var crossingCandidates: [(FenceSet.Slot, [BoundingBox])]?
     /// Arrival counter for reorder buffers.
     var arrivals: UInt64 = 0
+    /// Accepted updates of the engines this one was restored from (``EngineState/acceptedSequence``).
+    var sequenceBase = 0
+    /// Reorder-buffered updates by the time they may be released (time + window), for
+    /// ``devicesWithDwellsDue(by:)``; entries of updates already released are skipped.
+    var releaseTimers = MinHeap<DeviceTimer>()
+
+    /// The running count of accepted updates across restores: orders fence additions and device updates.
+    var acceptedSequence: Int { sequenceBase + statistics.acceptedUpdates }
 
     /// Creates an engine watching `fences`.
     public init(fences: FenceSet = FenceSet(), configuration: Configuration = Configuration()) {
@@ -121,7 +129,7 @@ public struct DetectionEngine: Sendable {
     /// device's next update with its new shape and settings.
     public mutating func upsert(_ fence: Fence) {
         let (slot, replaced) = fences.upsert(fence)
-        if !replaced { fenceAddedAt[slot] = statistics.acceptedUpdates + 1 }
+        if !replaced { fenceAddedAt[slot] = acceptedSequence + 1 }
         crossingCandidates = nil
         if !fence.options.isOff { activateOptions() }
         if replaced { rescheduleDwells(inSlot: slot) }
@@ -281,7 +289,8 @@ public struct DetectionEngine: Sendable {
 
     /// The time of `device`'s last accepted update, or `nil` when it sent none.
     public func lastUpdateTime(of device: DeviceID) -> Date? {
-        deviceSlots[device].map { Date(timeIntervalSince1970: devices[Int($0)].lastTime) }
+        guard let slot = deviceSlots[device], devices[Int(slot)].updateCount > 0 else { return nil }
+        return Date(timeIntervalSince1970: devices[Int(slot)].lastTime)
     }
 
     /// The devices the engine has seen, in order of their first update.
@@ -301,7 +310,7 @@ public struct DetectionEngine: Sendable {
         // Fast path: the device is inside exactly the fences it was inside, none of which expired.
         if state.inside.count == now.count,
            zip(state.inside, now).allSatisfy({ m, slot in
-               m.slot == slot && fences[slot: slot].map { !isExpired($0, at: t) } == true
+               m.slot == slot && fences.isActive(slot: slot, at: t)
            }) {
             state.finish(time: t, coordinate: coordinate)
             devices[d] = state
@@ -317,15 +326,16 @@ public struct DetectionEngine: Sendable {
             let old = i < state.inside.count ? state.inside[i].slot : .max
             let new = j < now.count ? now[j] : .max
             if old == new {
-                if let fence = fences[slot: old], !isExpired(fence, at: t) { kept.append(state.inside[i]) }
+                if fences.isActive(slot: old, at: t) { kept.append(state.inside[i]) }
                 i += 1; j += 1
             } else if old < new {
                 let m = state.inside[i]
                 i += 1
                 // Removed or expired fences drop their presence silently.
-                guard let fence = fences[slot: m.slot], !isExpired(fence, at: t) else { continue }
-                statistics.exits += fence.events.contains(.exit) ? 1 : 0
-                if fence.events.contains(.exit) {
+                let traits = fences.traits(ofSlot: m.slot)
+                guard traits.exists, t < traits.expiry else { continue }
+                if traits.events.contains(.exit), let fence = fences[slot: m.slot] {
+                    statistics.exits += 1
                     var event = makeEvent(.exit, fence: fence, device: state, membership: m, time: t,
                                           coordinate: coordinate)
                     event.timeInside = t - m.entryTime
@@ -333,14 +343,15 @@ public struct DetectionEngine: Sendable {
                 }
             } else {
                 j += 1
-                guard let fence = fences[slot: new], !isExpired(fence, at: t) else { continue }
+                let traits = fences.traits(ofSlot: new)
+                guard traits.exists, t < traits.expiry else { continue }
                 let m = Membership(slot: new, entryTime: t, visitSequence: state.updateCount)
                 kept.append(m)
-                if let dwell = dwellTime(of: fence) {
+                if let dwell = traits.dwellTime(or: configuration.defaultDwellTime) {
                     timers.push(DwellTimer(due: t + dwell, device: deviceSlot, slot: new,
                                            visitSequence: m.visitSequence))
                 }
-                if fence.events.contains(.entry) {
+                if traits.events.contains(.entry), let fence = fences[slot: new] {
                     statistics.entries += 1
                     entries.append(makeEvent(.entry, fence: fence, device: state, membership: m, time: t,
                                              coordinate: coordinate))
@@ -362,11 +373,12 @@ public struct DetectionEngine: Sendable {
                                         into events: inout [GeofenceEvent]) {
         var dwells: [GeofenceEvent] = []
         for i in state.inside.indices where !state.inside[i].hasDwelled {
-            guard let fence = fences[slot: state.inside[i].slot], let dwell = dwellTime(of: fence) else { continue }
+            let traits = fences.traits(ofSlot: state.inside[i].slot)
+            guard traits.exists, let dwell = traits.dwellTime(or: configuration.defaultDwellTime) else { continue }
             let due = state.inside[i].entryTime + dwell
             guard due <= t else { continue }
             state.inside[i].hasDwelled = true
-            if fence.events.contains(.dwell), !isExpired(fence, at: due) {
+            if traits.events.contains(.dwell), due < traits.expiry, let fence = fences[slot: state.inside[i].slot] {
                 dwells.append(makeEvent(.dwell, fence: fence, device: state, membership: state.inside[i],
                                         time: due, coordinate: coordinate))
             }
