@@ -31,7 +31,7 @@ extension DetectionEngine {
         usesOptions = true
         for d in devices.indices where optionStates[Int32(d)] == nil {
             var state = DeviceOptionsState()
-            state.lastSequence = statistics.acceptedUpdates
+            state.lastSequence = acceptedSequence
             state.anchor = devices[d].updateCount > 0
                 ? .init(time: devices[d].lastTime, coordinate: devices[d].lastCoordinate, accuracy: nil) : nil
             optionStates[Int32(d)] = state
@@ -41,7 +41,7 @@ extension DetectionEngine {
     private func freshOptionState(for state: DeviceState) -> DeviceOptionsState {
         var fresh = DeviceOptionsState()
         if state.updateCount > 0 {  // restored, or seen before options were switched on
-            fresh.lastSequence = statistics.acceptedUpdates
+            fresh.lastSequence = acceptedSequence
             fresh.anchor = .init(time: state.lastTime, coordinate: state.lastCoordinate, accuracy: nil)
         }
         return fresh
@@ -82,7 +82,7 @@ extension DetectionEngine {
 
         state.finish(time: t, coordinate: c)
         opt.anchor = .init(time: t, coordinate: c, accuracy: accuracy)
-        opt.lastSequence = statistics.acceptedUpdates
+        opt.lastSequence = acceptedSequence
         devices[d] = state
         scheduleNext(deviceSlot, state: state, opt: &opt)
         optionStates[deviceSlot] = opt

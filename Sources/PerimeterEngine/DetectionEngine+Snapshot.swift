@@ -3,11 +3,12 @@ import PerimeterFences
 import PerimeterGeometry
 
 extension DetectionEngine {
-    /// One device's complete state under the default semantics (an engine without detection options), by fence id: what a store persists so that an engine rebuilt from it
+    /// One device's complete state, by fence id: what a store persists so that an engine rebuilt from it
     /// continues exactly as the original would have (same events, same event and visit ids).
     ///
-    /// Times are the engine's own representation (seconds since 1970 as `Double`), so they round-trip
-    /// bit for bit.
+    /// Presence is always there; ``options`` and ``stream`` only when the engine uses detection options
+    /// or the stream options (reorder window, duplicate suppression). Times are the engine's own
+    /// representation (seconds since 1970 as `Double`), so they round-trip bit for bit.
     public struct DeviceSnapshot: Hashable, Sendable {
         /// The device.
         public var device: DeviceID
@@ -19,15 +20,22 @@ extension DetectionEngine {
         public var updateCount: UInt64
         /// The fences the device is inside, ordered by fence id.
         public var memberships: [MembershipSnapshot]
+        /// The detection options' extra state, when the engine uses options.
+        public var options: DeviceOptionSnapshot?
+        /// The reorder buffer and recent update identities, when the engine uses stream options.
+        public var stream: DeviceStreamSnapshot?
 
         /// Creates a snapshot.
         public init(device: DeviceID, lastTime: Double, lastCoordinate: Coordinate, updateCount: UInt64,
-                    memberships: [MembershipSnapshot]) {
+                    memberships: [MembershipSnapshot], options: DeviceOptionSnapshot? = nil,
+                    stream: DeviceStreamSnapshot? = nil) {
             self.device = device
             self.lastTime = lastTime
             self.lastCoordinate = lastCoordinate
             self.updateCount = updateCount
             self.memberships = memberships
+            self.options = options
+            self.stream = stream
         }
     }
 
@@ -61,8 +69,6 @@ extension DetectionEngine {
         case unknownFence(device: DeviceID, fence: FenceID)
         /// A time is not finite, or a device is inside the same fence twice.
         case inconsistent(device: DeviceID, reason: String)
-        /// The engine uses detection options, whose extra per-device state snapshots do not hold.
-        case detectionOptionsUnsupported
 
         public var description: String {
             switch self {
@@ -74,8 +80,6 @@ extension DetectionEngine {
                 "device \(device) is recorded inside fence \(fence), which is not loaded"
             case let .inconsistent(device, reason):
                 "the state of device \(device) is inconsistent: \(reason)"
-            case .detectionOptionsUnsupported:
-                "snapshots hold the default semantics' state only; an engine using detection options cannot be restored"
             }
         }
     }
@@ -86,13 +90,14 @@ extension DetectionEngine {
     /// - Complexity: O(k log k) for the k fences the device is inside.
     public func snapshot(of device: DeviceID) -> DeviceSnapshot? {
         guard let slot = deviceSlots[device] else { return nil }
-        return snapshot(of: devices[Int(slot)])
+        return snapshot(slot: slot)
     }
 
     /// Every device's state, in order of first update.
-    public var deviceSnapshots: [DeviceSnapshot] { devices.map(snapshot(of:)) }
+    public var deviceSnapshots: [DeviceSnapshot] { devices.indices.map { snapshot(slot: Int32($0)) } }
 
-    private func snapshot(of state: DeviceState) -> DeviceSnapshot {
+    private func snapshot(slot: Int32) -> DeviceSnapshot {
+        let state = devices[Int(slot)]
         var memberships: [MembershipSnapshot] = []
         memberships.reserveCapacity(state.inside.count)
         for m in state.inside {
@@ -102,26 +107,38 @@ extension DetectionEngine {
         }
         memberships.sort { $0.fence < $1.fence }
         return DeviceSnapshot(device: state.id, lastTime: state.lastTime, lastCoordinate: state.lastCoordinate,
-                              updateCount: state.updateCount, memberships: memberships)
+                              updateCount: state.updateCount, memberships: memberships,
+                              options: optionStates[slot].map(optionSnapshot),
+                              stream: streamStates[slot].map(streamSnapshot))
     }
 
-    /// Loads device states into a fresh engine (one that has processed no update), after its fences
-    /// were added. Pending dwell timers are rebuilt from the memberships and the fences' dwell times, so
-    /// dwells fall due exactly as they would have in the engine the snapshot was taken from.
+    /// Loads device states (and the engine-wide state they refer to) into a fresh engine — one that has
+    /// processed no update — after its fences were added. Pending dwell and option timers are rebuilt
+    /// from the memberships, option states and the fences' settings, so everything falls due exactly as
+    /// it would have in the engine the snapshots were taken from.
     ///
+    /// Option and stream state naming fences the engine does not watch is dropped (the engine drops it
+    /// silently too); option state is ignored when the engine uses no detection option, and devices
+    /// without option state start fresh when it does (as when a fence with options is added).
+    ///
+    /// - Parameter engineState: the original engine's ``engineState``; `nil` for one that never
+    ///   processed an update or added a fence after its start.
     /// - Throws: ``RestoreError``; the engine is unchanged then.
-    /// - Complexity: O(m log m) for m memberships in total.
-    public mutating func restore(_ snapshots: [DeviceSnapshot]) throws(RestoreError) {
+    /// - Complexity: O(m log m) for m memberships and option entries in total.
+    public mutating func restore(_ snapshots: [DeviceSnapshot], engineState: EngineState? = nil) throws(RestoreError) {
         guard devices.isEmpty else { throw .engineNotEmpty }
-        guard !usesOptions else { throw .detectionOptionsUnsupported }
+        let base = Int(clamping: max(0, engineState?.acceptedSequence ?? 0))
         var newSlots: [DeviceID: Int32] = [:]
         newSlots.reserveCapacity(snapshots.count)
         var newDevices: [DeviceState] = []
         newDevices.reserveCapacity(snapshots.count)
         var newTimers: [DwellTimer] = []
+        var newOptions: [Int32: DeviceOptionsState] = [:]
+        var newStreams: [Int32: DeviceStreamState] = [:]
         for snapshot in snapshots {
             guard newSlots[snapshot.device] == nil else { throw .duplicateDevice(snapshot.device) }
-            guard snapshot.lastTime.isFinite else {
+            let silent = snapshot.updateCount == 0 && snapshot.lastTime == -.infinity && snapshot.memberships.isEmpty
+            guard snapshot.lastTime.isFinite || silent else {
                 throw .inconsistent(device: snapshot.device, reason: "last update time is not finite")
             }
             let deviceSlot = Int32(newDevices.count)
@@ -139,7 +156,7 @@ extension DetectionEngine {
                 var membership = Membership(slot: slot, entryTime: m.entryTime, visitSequence: m.visitSequence)
                 membership.hasDwelled = m.hasDwelled
                 state.inside.append(membership)
-                if !m.hasDwelled, let dwell = fence.dwellTime ?? configuration.defaultDwellTime {
+                if !usesOptions, !m.hasDwelled, let dwell = fence.dwellTime ?? configuration.defaultDwellTime {
                     newTimers.append(DwellTimer(due: m.entryTime + dwell, device: deviceSlot, slot: slot,
                                                 visitSequence: m.visitSequence))
                 }
@@ -149,28 +166,74 @@ extension DetectionEngine {
                 let id = fences[slot: state.inside[i].slot]?.id.rawValue ?? "?"
                 throw .inconsistent(device: snapshot.device, reason: "inside fence \(id) twice")
             }
+            if usesOptions {
+                if let o = snapshot.options {
+                    newOptions[deviceSlot] = try optionState(o, device: snapshot.device)
+                } else if state.updateCount > 0 {
+                    var fresh = DeviceOptionsState()  // as activateOptions() does for a device seen before
+                    fresh.lastSequence = base
+                    fresh.anchor = .init(time: state.lastTime, coordinate: state.lastCoordinate, accuracy: nil)
+                    newOptions[deviceSlot] = fresh
+                }  // else: created on the device's first evaluation
+            }
+            if let stream = snapshot.stream, configuration.usesStreamOptions || !stream.buffered.isEmpty {
+                newStreams[deviceSlot] = try streamState(stream, device: snapshot.device)
+            }
             newSlots[snapshot.device] = deviceSlot
             newDevices.append(state)
         }
         deviceSlots = newSlots
         devices = newDevices
         for timer in newTimers { timers.push(timer) }
+        if let engineState {
+            sequenceBase = base
+            for slot in fenceAddedAt.keys { fenceAddedAt[slot]? += base }
+            for (id, sequence) in engineState.fenceAdditions {
+                if let slot = fences.slot(of: id) { fenceAddedAt[slot] = Int(clamping: sequence) }
+            }
+            arrivals = engineState.arrivals
+        }
+        streamStates = newStreams
+        for slot in newStreams.keys.sorted() { scheduleRelease(slot) }
+        for (slot, var opt) in newOptions {
+            opt.scheduledDue = nil
+            scheduleNext(slot, state: devices[Int(slot)], opt: &opt)
+            optionStates[slot] = opt
+        }
     }
 
     /// The devices whose state ``advance(to:into:)`` may change if called with `time`: those with a
-    /// pending dwell timer due by then. Each is listed once, in no particular order.
+    /// pending dwell timer or option timer due by then, and those with updates a reorder window would
+    /// release. Each is listed once, in no particular order; an empty result means `advance` would do
+    /// nothing.
     ///
     /// - Complexity: O(d log n) for d due timers among n pending.
     public mutating func devicesWithDwellsDue(by time: Date) -> [DeviceID] {
         let now = time.timeIntervalSince1970
-        guard now.isFinite, let first = timers.popFirst(dueBy: now) else { return [] }
-        var due = [first]
-        while let timer = timers.popFirst(dueBy: now) { due.append(timer) }
+        guard now.isFinite else { return [] }
         var seen = Set<Int32>()
         var result: [DeviceID] = []
-        for timer in due {
-            timers.push(timer)
-            if seen.insert(timer.device).inserted { result.append(devices[Int(timer.device)].id) }
+        if let first = timers.popFirst(dueBy: now) {
+            var due = [first]
+            while let timer = timers.popFirst(dueBy: now) { due.append(timer) }
+            for timer in due {
+                timers.push(timer)
+                if seen.insert(timer.device).inserted { result.append(devices[Int(timer.device)].id) }
+            }
+        }
+        if usesOptions, let first = optionTimers.first, first.due <= now {
+            var due: [DeviceTimer] = []
+            while let next = optionTimers.first, next.due <= now, let timer = optionTimers.pop() { due.append(timer) }
+            for timer in due {
+                optionTimers.push(timer)
+                if seen.insert(timer.device).inserted { result.append(devices[Int(timer.device)].id) }
+            }
+        }
+        if configuration.reorderWindow > 0 {
+            for device in popReleaseTimers(upTo: now - configuration.reorderWindow) {
+                scheduleRelease(device)  // this is only a look: keep the timer
+                if seen.insert(device).inserted { result.append(devices[Int(device)].id) }
+            }
         }
         return result
     }

@@ -41,6 +41,7 @@ extension DetectionEngine {
         stream.newest = max(stream.newest, t)
         streamStates[deviceSlot] = stream
         release(deviceSlot, upTo: stream.newest - window, into: &events)
+        scheduleRelease(deviceSlot)
         return nil
     }
 
@@ -66,15 +67,49 @@ extension DetectionEngine {
 
     /// Processes every device's buffered updates up to `limit`, in order of time, then arrival.
     mutating func releaseBuffered(upTo limit: Double, into events: inout [GeofenceEvent]) {
+        let devices = popReleaseTimers(upTo: limit)
+        guard !devices.isEmpty else { return }
         var due: [(time: Double, arrival: UInt64, device: Int32)] = []
-        for (device, stream) in streamStates {
-            for waiting in stream.buffer where waiting.time <= limit {
+        for device in devices {
+            for waiting in streamStates[device]?.buffer ?? [] where waiting.time <= limit {
                 due.append((waiting.time, waiting.arrival, device))
             }
         }
-        guard !due.isEmpty else { return }
         due.sort { ($0.time, $0.arrival) < ($1.time, $1.arrival) }
         for item in due { release(item.device, upTo: item.time, into: &events) }
+        for device in devices { scheduleRelease(device) }
+    }
+
+    /// Makes sure a release timer surfaces `device` once the clock may release its earliest buffered
+    /// update (invariant: a device with buffered updates has a timer due no later than the first).
+    mutating func scheduleRelease(_ device: Int32) {
+        guard let first = streamStates[device]?.buffer.first else { return }
+        if let scheduled = streamStates[device]?.releaseDue, scheduled <= first.time { return }
+        streamStates[device]?.releaseDue = first.time
+        releaseTimers.push(DeviceTimer(due: first.time, device: device))
+    }
+
+    /// Pops the release timers due by `limit` and returns, once each, the devices that have buffered
+    /// updates up to `limit`; the others (stale timers) are rescheduled. The caller must release the
+    /// returned devices or reschedule them.
+    /// - Complexity: O(k log n) for k due timers among n.
+    mutating func popReleaseTimers(upTo limit: Double) -> [Int32] {
+        guard let head = releaseTimers.first, head.due <= limit else { return [] }
+        var popped: [Int32] = []
+        while let next = releaseTimers.first, next.due <= limit, let timer = releaseTimers.pop() {
+            if streamStates[timer.device]?.releaseDue == timer.due { streamStates[timer.device]?.releaseDue = nil }
+            popped.append(timer.device)
+        }
+        var seen = Set<Int32>()
+        var due: [Int32] = []
+        for device in popped where seen.insert(device).inserted {
+            if let first = streamStates[device]?.buffer.first, first.time <= limit {
+                due.append(device)
+            } else {
+                scheduleRelease(device)
+            }
+        }
+        return due
     }
 
     /// Processes every update still waiting in a reorder window (end of input), in time order.

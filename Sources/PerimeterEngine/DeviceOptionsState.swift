@@ -54,6 +54,8 @@ struct DeviceStreamState: Sendable {
     /// Identities of recent updates (processed or buffered), oldest first, bounded.
     var recent: [UpdateIdentity] = []
     var recentSet: Set<UpdateIdentity> = []
+    /// The due time of the release timer last scheduled for this device, if still pending.
+    var releaseDue: Double?
 
     static let recentLimit = 1024
 

@@ -22,10 +22,11 @@ extension SQLiteGeofencingStore {
             switch change {
             case .upsert(let fence):
                 let s = try db.statement("""
-                    INSERT INTO fence (id, position, feature, grp, name, dwell_time, expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO fence (id, position, feature, grp, name, dwell_time, expires_at, added_sequence)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (id) DO UPDATE SET feature = excluded.feature, grp = excluded.grp,
-                        name = excluded.name, dwell_time = excluded.dwell_time, expires_at = excluded.expires_at
+                        name = excluded.name, dwell_time = excluded.dwell_time, expires_at = excluded.expires_at,
+                        added_sequence = excluded.added_sequence
                     """)
                 s.bind(fence.id.rawValue, at: 1)
                 s.bind(fence.position, at: 2)
@@ -34,6 +35,7 @@ extension SQLiteGeofencingStore {
                 s.bind(fence.name, at: 5)
                 s.bind(fence.dwellTime, at: 6)
                 s.bind(fence.expiresAt, at: 7)
+                s.bind(fence.additionSequence, at: 8)
                 try s.execute()
             case .remove(let id):
                 let fence = try db.statement("DELETE FROM fence WHERE id = ?")
@@ -53,8 +55,26 @@ extension SQLiteGeofencingStore {
                 ON CONFLICT (id) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
                     longitude = excluded.longitude, update_count = excluded.update_count
                 """)
+            // Devices without option state only need a delete when some device has a row (rare).
+            var optionRows: Bool?
             for change in changes.devices {
                 let snapshot = change.snapshot
+                if snapshot.options != nil || snapshot.stream != nil {
+                    let upsert = try db.statement("""
+                        INSERT INTO device_option (device, state) VALUES (?, ?)
+                        ON CONFLICT (device) DO UPDATE SET state = excluded.state
+                        """)
+                    upsert.bind(snapshot.device.rawValue, at: 1)
+                    try upsert.execute(binding: OptionStateCodec.encode(options: snapshot.options, stream: snapshot.stream), at: 2)
+                    optionRows = true
+                } else {
+                    if optionRows == nil { optionRows = try db.integer("SELECT EXISTS (SELECT 1 FROM device_option)") != 0 }
+                    if optionRows == true {
+                        let delete = try db.statement("DELETE FROM device_option WHERE device = ?")
+                        delete.bind(snapshot.device.rawValue, at: 1)
+                        try delete.execute()
+                    }
+                }
                 device.bind(snapshot.device.rawValue, at: 1)
                 device.bind(snapshot.lastTime, at: 2)
                 device.bind(snapshot.lastCoordinate.latitude, at: 3)
@@ -118,9 +138,14 @@ extension SQLiteGeofencingStore {
             meta.bind(Int64(consent ? 1 : 0), at: 2)
             try meta.execute()
         }
-        if let processed = changes.processedUpdates {
-            meta.bind("processed_updates", at: 1)
-            meta.bind(Int64(bitPattern: processed), at: 2)
+        let counters: [(String, Int64?)] = [
+            ("processed_updates", changes.processedUpdates.map { Int64(bitPattern: $0) }),
+            ("accepted_sequence", changes.acceptedSequence),
+            ("arrivals", changes.arrivals.map { Int64(bitPattern: $0) }),
+        ]
+        for case let (key, value?) in counters {
+            meta.bind(key, at: 1)
+            meta.bind(value, at: 2)
             try meta.execute()
         }
         if !changes.deviceConsents.isEmpty {

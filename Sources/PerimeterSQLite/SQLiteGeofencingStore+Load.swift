@@ -18,12 +18,15 @@ extension SQLiteGeofencingStore {
 
     private static func load(_ db: Database) throws -> StoredState {
         var state = StoredState()
-        let fences = try db.statement("SELECT id, position, feature, grp, name, dwell_time, expires_at FROM fence ORDER BY position")
+        let fences = try db.statement("""
+            SELECT id, position, feature, grp, name, dwell_time, expires_at, added_sequence FROM fence ORDER BY position
+            """)
         while try fences.step() {
             state.fences.append(StoredFence(
                 id: FenceID(fences.string(0)), position: fences.int64(1), feature: fences.string(2),
                 group: fences.optionalString(3), name: fences.optionalString(4),
-                dwellTime: fences.optionalDouble(5), expiresAt: fences.optionalDouble(6)))
+                dwellTime: fences.optionalDouble(5), expiresAt: fences.optionalDouble(6),
+                additionSequence: fences.isNull(7) ? nil : fences.int64(7)))
         }
         var memberships: [DeviceID: [DetectionEngine.MembershipSnapshot]] = [:]
         let presence = try db.statement("SELECT device, fence, entry_time, visit_sequence, has_dwelled FROM presence")
@@ -32,17 +35,33 @@ extension SQLiteGeofencingStore {
                 fence: FenceID(presence.string(1)), entryTime: presence.double(2),
                 visitSequence: UInt64(bitPattern: presence.int64(3)), hasDwelled: presence.int64(4) != 0))
         }
+        var optionStates: [DeviceID: [UInt8]] = [:]
+        let options = try db.statement("SELECT device, state FROM device_option")
+        while try options.step() {
+            optionStates[DeviceID(options.string(0))] = options.blob(1)
+        }
         let devices = try db.statement("SELECT id, last_time, latitude, longitude, update_count FROM device ORDER BY rowid")
         while try devices.step() {
             let id = DeviceID(devices.string(0))
-            state.devices.append(DetectionEngine.DeviceSnapshot(
+            var snapshot = DetectionEngine.DeviceSnapshot(
                 device: id, lastTime: devices.double(1),
                 lastCoordinate: Coordinate(latitude: devices.double(2), longitude: devices.double(3)),
                 updateCount: UInt64(bitPattern: devices.int64(4)),
-                memberships: (memberships.removeValue(forKey: id) ?? []).sorted { $0.fence < $1.fence }))
+                memberships: (memberships.removeValue(forKey: id) ?? []).sorted { $0.fence < $1.fence })
+            if let bytes = optionStates.removeValue(forKey: id) {
+                do {
+                    (snapshot.options, snapshot.stream) = try OptionStateCodec.decode(bytes)
+                } catch {
+                    throw GeofencingError(.incompatibleStorage, "the stored option state of device \(id) cannot be read (\(error)); the database is damaged")
+                }
+            }
+            state.devices.append(snapshot)
         }
         if let orphan = memberships.keys.first {
             throw GeofencingError(.incompatibleStorage, "the store records presence for device \(orphan) but no state for it; the database is inconsistent")
+        }
+        if let orphan = optionStates.keys.first {
+            throw GeofencingError(.incompatibleStorage, "the store records option state for device \(orphan) but no state for it; the database is inconsistent")
         }
         let consent = try db.statement("SELECT device, granted FROM consent")
         while try consent.step() {
@@ -50,6 +69,8 @@ extension SQLiteGeofencingStore {
         }
         state.serviceConsent = try db.integer("SELECT value FROM meta WHERE key = 'service_consent'").map { $0 != 0 }
         state.processedUpdates = UInt64(bitPattern: try db.integer("SELECT value FROM meta WHERE key = 'processed_updates'") ?? 0)
+        state.acceptedSequence = try db.integer("SELECT value FROM meta WHERE key = 'accepted_sequence'") ?? 0
+        state.arrivals = UInt64(bitPattern: try db.integer("SELECT value FROM meta WHERE key = 'arrivals'") ?? 0)
         state.lastEventSequence = try db.integer("SELECT coalesce(max(sequence), 0) FROM event") ?? 0
         return state
     }

@@ -29,6 +29,11 @@ enum Schema {
             latitude REAL NOT NULL, longitude REAL NOT NULL, time_inside REAL,
             observed_at REAL NOT NULL, reason TEXT NOT NULL);
         """,
+        // 2: detection options — per-device option and stream state, fence addition sequences.
+        """
+        ALTER TABLE fence ADD COLUMN added_sequence INTEGER;
+        CREATE TABLE device_option (device TEXT PRIMARY KEY, state BLOB NOT NULL);
+        """,
     ]
 
     /// The schema version this code writes.

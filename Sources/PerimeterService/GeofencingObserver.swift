@@ -10,8 +10,12 @@ public protocol GeofencingObserver: AnyObject, Sendable {
     func onEntry(_ event: LoggedEvent)
     /// A device stayed inside a fence for its dwell time.
     func onDwell(_ event: LoggedEvent)
-    /// A device left a fence.
+    /// A device left a fence (``GeofenceEvent/reason`` says whether it timed out).
     func onExit(_ event: LoggedEvent)
+    /// A device passed through a fence between two updates (the `crossings` option).
+    func onCross(_ event: LoggedEvent)
+    /// A device reported again while inside a fence (the `inside` initial trigger's level events).
+    func onInside(_ event: LoggedEvent)
     /// Something failed: an update was rejected, or the store failed.
     func onError(_ error: GeofencingError)
     /// Consent changed: for `device`, or service-wide when `device` is `nil`.
@@ -25,6 +29,10 @@ extension GeofencingObserver {
     public func onDwell(_ event: LoggedEvent) {}
     /// Does nothing.
     public func onExit(_ event: LoggedEvent) {}
+    /// Does nothing.
+    public func onCross(_ event: LoggedEvent) {}
+    /// Does nothing.
+    public func onInside(_ event: LoggedEvent) {}
     /// Does nothing.
     public func onError(_ error: GeofencingError) {}
     /// Does nothing.

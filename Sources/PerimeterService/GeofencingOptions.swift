@@ -1,3 +1,6 @@
+import PerimeterEngine
+import PerimeterFences
+
 /// Settings of a ``GeofencingService``, given to ``GeofencingService/configure(_:)``.
 public struct GeofencingOptions: Hashable, Sendable {
     /// When the store commits what the service did (see docs/service.md, "Durability").
@@ -31,11 +34,21 @@ public struct GeofencingOptions: Hashable, Sendable {
     public var consentByDefault: Bool
     /// When changes are committed to the store.
     public var durability: Durability
+    /// Detection options for every feature (docs/semantics.md, "Options"); a feature's own `perimeter:`
+    /// option properties win, field by field. All off by default.
+    public var detectionOptions: DetectionOptions
+    /// Seconds each device's updates wait so that late ones are processed in time order; 0: off.
+    public var reorderWindow: Double
+    /// Whether an update identical to one of the device's recent updates (same time and position) is
+    /// absorbed without effect, making re-uploads idempotent.
+    public var deduplicate: Bool
 
     /// Creates options.
     public init(maximumMonitoredFeatures: Int = 100_000, defaultDwellTime: Double? = nil, defaultRadius: Double? = nil,
                 maximumHorizontalAccuracy: Double? = nil, advancesClockWithUpdates: Bool = true,
-                consentByDefault: Bool = true, durability: Durability = .everyCall) {
+                consentByDefault: Bool = true, durability: Durability = .everyCall,
+                detectionOptions: DetectionOptions = DetectionOptions(), reorderWindow: Double = 0,
+                deduplicate: Bool = false) {
         self.maximumMonitoredFeatures = maximumMonitoredFeatures
         self.defaultDwellTime = defaultDwellTime
         self.defaultRadius = defaultRadius
@@ -43,6 +56,15 @@ public struct GeofencingOptions: Hashable, Sendable {
         self.advancesClockWithUpdates = advancesClockWithUpdates
         self.consentByDefault = consentByDefault
         self.durability = durability
+        self.detectionOptions = detectionOptions
+        self.reorderWindow = reorderWindow
+        self.deduplicate = deduplicate
+    }
+
+    /// The engine configuration these options describe.
+    var engineConfiguration: DetectionEngine.Configuration {
+        DetectionEngine.Configuration(defaultDwellTime: defaultDwellTime, options: detectionOptions,
+                                      reorderWindow: reorderWindow, deduplicate: deduplicate)
     }
 
     /// The first problem with these options, if any.
@@ -61,6 +83,19 @@ public struct GeofencingOptions: Hashable, Sendable {
         }
         if case .everyUpdates(let n) = durability, n < 1 {
             return GeofencingError(.invalidArgument, "durability .everyUpdates(\(n)) needs a count of at least 1")
+        }
+        if !(reorderWindow.isFinite && reorderWindow >= 0) {
+            return GeofencingError(.invalidArgument, "reorderWindow is \(reorderWindow); it must be a finite number of seconds ≥ 0 (0: off)")
+        }
+        let o = detectionOptions
+        let seconds: [(String, Double?)] = [
+            ("hysteresis", o.hysteresis), ("maximumAccuracy", o.maximumAccuracy), ("entryDelay", o.entryDelay),
+            ("exitDelay", o.exitDelay), ("maximumGap", o.maximumGap), ("dwellEvery", o.dwellEvery), ("staleAfter", o.staleAfter),
+        ]
+        for (name, value) in seconds {
+            if let value, !(value.isFinite && value >= 0) {
+                return GeofencingError(.invalidArgument, "detectionOptions.\(name) is \(value); it must be a finite number ≥ 0, or nil")
+            }
         }
         return nil
     }

@@ -40,7 +40,8 @@ extension GeofencingService {
                 c.pending.fences.append(.upsert(StoredFence(
                     id: fence.id, position: position, feature: JSONWriter().string(.feature(feature)),
                     group: fence.group, name: fence.name, dwellTime: fence.dwellTime,
-                    expiresAt: fence.expiresAt?.timeIntervalSince1970)))
+                    expiresAt: fence.expiresAt?.timeIntervalSince1970,
+                    additionSequence: c.engine.additionSequence(of: fence.id))))
             }
             return c.commitIfDue(store, force: true)
         }
@@ -98,6 +99,7 @@ extension GeofencingService {
         let failure = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> GeofencingError? in
             _ = try c.configured()
             c.engine.removeAllFences()
+            c.pending.touch(c.engine.devicesWithOptionState)  // their stored option state names the fences
             c.features = [:]
             c.positions = [:]
             c.pending.fences.append(.removeAll)
@@ -120,6 +122,7 @@ extension GeofencingService {
                 c.positions[id] = nil
                 c.pending.fences.append(.remove(id))
             }
+            c.pending.touch(c.engine.devicesWithOptionState)  // their stored option state names the fences
             return (doomed.count, c.commitIfDue(store, force: true))
         }
         if let failure {

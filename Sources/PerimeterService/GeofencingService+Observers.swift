@@ -43,7 +43,8 @@ extension GeofencingService {
                 case .entry: observer.onEntry(logged)
                 case .dwell: observer.onDwell(logged)
                 case .exit: observer.onExit(logged)
-                case .cross, .inside: break  // option-only kinds (issue 3); no observer callback yet
+                case .cross: observer.onCross(logged)
+                case .inside: observer.onInside(logged)
                 }
             }
             for error in errors { observer.onError(error) }

@@ -27,13 +27,15 @@ public final class GeofencingService: Sendable {
     }
 
     deinit {
-        core.withLock { c in
-            for continuation in c.streams.values { continuation.finish() }
-        }
+        // Finish outside the lock: a stream's termination handler takes the lock itself.
+        let streams = core.withLock { c in Array(c.streams.values) }
+        for continuation in streams { continuation.finish() }
     }
 
     /// Applies `options`. The first call loads the store (fences, device state, consent, event log
-    /// position); later calls rebuild the engine with the new options and keep every device's state.
+    /// position); later calls rebuild the engine with the new options and keep every device's state
+    /// (option state included). Updates waiting in a reorder window that these options turn off are
+    /// processed now; their events are logged, committed and reported like those of `process`.
     ///
     /// - Throws: ``GeofencingError/Code/invalidArgument`` for bad options;
     ///   ``GeofencingError/Code/incompatibleStorage`` when the store holds data that cannot be used
@@ -41,7 +43,7 @@ public final class GeofencingService: Sendable {
     ///   cannot be read. The service is then left as it was.
     public func configure(_ options: GeofencingOptions) throws(GeofencingError) {
         if let problem = options.validate() { throw problem }
-        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) in
+        let (released, failure) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> ([LoggedEvent], GeofencingError?) in
             if c.options == nil {
                 let state: StoredState
                 do {
@@ -56,9 +58,15 @@ public final class GeofencingService: Sendable {
                 try fresh.load(state, options: options)
                 c = fresh
             } else {
-                try c.rebuild(options: options, order: c.orderedFenceIDs, devices: c.engine.deviceSnapshots)
+                try c.rebuild(options: options, order: c.orderedFenceIDs, devices: c.engine.deviceSnapshots,
+                              engineState: c.engine.engineState)
             }
+            var released: [LoggedEvent] = []
+            c.releaseOrphanedUpdates(into: &released)
+            return (released, released.isEmpty ? nil : c.commitIfDue(store))
         }
+        notify(events: released, errors: failure.map { [$0] } ?? [])
+        if let failure { throw failure }
     }
 
     /// The options in use, or `nil` before ``configure(_:)``.
@@ -75,13 +83,16 @@ public final class GeofencingService: Sendable {
     /// Flushes, ends every event stream, and returns the service to the unconfigured state.
     /// ``configure(_:)`` may be called again afterwards (it reloads from the store).
     public func close() throws(GeofencingError) {
-        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) in
+        let streams = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> [AsyncStream<LoggedEvent>.Continuation] in
             if c.options != nil { try c.commit(store) }
-            for continuation in c.streams.values { continuation.finish() }
+            let streams = Array(c.streams.values)
             let observers = c.observers
             c = ServiceCore()
             c.observers = observers
+            return streams
         }
+        // Finish outside the lock: a stream's termination handler takes the lock itself.
+        for continuation in streams { continuation.finish() }
     }
 
     /// Counters of the engine since the last ``configure(_:)``.

@@ -35,10 +35,14 @@ public struct StoredFence: Hashable, Sendable {
     public var dwellTime: Double?
     /// Derived: the expiry, in seconds since 1970.
     public var expiresAt: Double?
+    /// The engine's accepted-update sequence when the fence was added
+    /// (``DetectionEngine/additionSequence(of:)``), so that devices not evaluated against it since are
+    /// recognised after a restart; `nil` when it was added before any update.
+    public var additionSequence: Int64?
 
     /// Creates a stored fence.
     public init(id: FenceID, position: Int64, feature: String, group: String? = nil, name: String? = nil,
-                dwellTime: Double? = nil, expiresAt: Double? = nil) {
+                dwellTime: Double? = nil, expiresAt: Double? = nil, additionSequence: Int64? = nil) {
         self.id = id
         self.position = position
         self.feature = feature
@@ -46,6 +50,7 @@ public struct StoredFence: Hashable, Sendable {
         self.name = name
         self.dwellTime = dwellTime
         self.expiresAt = expiresAt
+        self.additionSequence = additionSequence
     }
 }
 
@@ -53,8 +58,12 @@ public struct StoredFence: Hashable, Sendable {
 public struct StoredState: Hashable, Sendable {
     /// The fences, by ascending ``StoredFence/position``.
     public var fences: [StoredFence] = []
-    /// Every device's state (last accepted update, update count, presence).
+    /// Every device's state (last accepted update, update count, presence, option and stream state).
     public var devices: [DetectionEngine.DeviceSnapshot] = []
+    /// The engine's accepted-update sequence (``DetectionEngine/EngineState/acceptedSequence``).
+    public var acceptedSequence: Int64 = 0
+    /// The engine's reorder-buffer arrival counter (``DetectionEngine/EngineState/arrivals``).
+    public var arrivals: UInt64 = 0
     /// Service-wide consent, if it was ever set.
     public var serviceConsent: Bool?
     /// Per-device consent that was set explicitly.
@@ -93,7 +102,7 @@ public struct DeviceChange: Hashable, Sendable {
 }
 
 /// What one commit writes, applied in this order: fence changes (in order), devices, events, consent,
-/// the processed-update counter.
+/// the processed-update counter and the engine's counters.
 public struct StoreChanges: Hashable, Sendable {
     /// Fence changes, applied in order.
     public var fences: [FenceChange] = []
@@ -107,6 +116,10 @@ public struct StoreChanges: Hashable, Sendable {
     public var deviceConsents: [DeviceID: Bool] = [:]
     /// The new processed-update counter, if it changed.
     public var processedUpdates: UInt64?
+    /// The engine's new accepted-update sequence, if it changed.
+    public var acceptedSequence: Int64?
+    /// The engine's new reorder-buffer arrival counter, if it changed.
+    public var arrivals: UInt64?
 
     /// No changes.
     public init() {}
@@ -114,6 +127,6 @@ public struct StoreChanges: Hashable, Sendable {
     /// Whether there is nothing to write.
     public var isEmpty: Bool {
         fences.isEmpty && devices.isEmpty && events.isEmpty && serviceConsent == nil && deviceConsents.isEmpty
-            && processedUpdates == nil
+            && processedUpdates == nil && acceptedSequence == nil && arrivals == nil
     }
 }

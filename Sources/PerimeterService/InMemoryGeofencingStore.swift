@@ -15,6 +15,8 @@ public final class InMemoryGeofencingStore: GeofencingStore {
         var deviceConsents: [DeviceID: Bool] = [:]
         var events: [LoggedEvent] = []
         var processedUpdates: UInt64 = 0
+        var acceptedSequence: Int64 = 0
+        var arrivals: UInt64 = 0
     }
 
     private let contents = Mutex(Contents())
@@ -32,6 +34,8 @@ public final class InMemoryGeofencingStore: GeofencingStore {
             state.deviceConsents = c.deviceConsents
             state.lastEventSequence = c.events.last?.sequence ?? 0
             state.processedUpdates = c.processedUpdates
+            state.acceptedSequence = c.acceptedSequence
+            state.arrivals = c.arrivals
             return state
         }
     }
@@ -76,6 +80,8 @@ public final class InMemoryGeofencingStore: GeofencingStore {
             if let consent = changes.serviceConsent { c.serviceConsent = consent }
             c.deviceConsents.merge(changes.deviceConsents) { $1 }
             if let processed = changes.processedUpdates { c.processedUpdates = processed }
+            if let sequence = changes.acceptedSequence { c.acceptedSequence = sequence }
+            if let arrivals = changes.arrivals { c.arrivals = arrivals }
         }
     }
 

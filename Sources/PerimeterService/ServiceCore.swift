@@ -43,6 +43,9 @@ struct ServiceCore {
     var processedUpdates: UInt64 = 0
     /// Memberships as last committed, to write presence only when it changed.
     var committedPresence: [DeviceID: [DetectionEngine.MembershipSnapshot]] = [:]
+    /// The engine's counters as last committed (or loaded).
+    var committedAcceptedSequence: Int64 = 0
+    var committedArrivals: UInt64 = 0
     var pending = PendingChanges()
     var observers: [any GeofencingObserver] = []
     var streams: [Int: AsyncStream<LoggedEvent>.Continuation] = [:]
@@ -98,12 +101,17 @@ struct ServiceCore {
         changes.serviceConsent = pending.serviceConsent
         changes.deviceConsents = pending.deviceConsents
         changes.processedUpdates = pending.processedUpdatesChanged ? processedUpdates : nil
+        let acceptedSequence = engine.acceptedUpdateSequence, arrivals = engine.arrivalCount
+        if acceptedSequence != committedAcceptedSequence { changes.acceptedSequence = acceptedSequence }
+        if arrivals != committedArrivals { changes.arrivals = arrivals }
         do {
             try store.commit(changes)
         } catch {
             throw .storage(error, while: "committing \(changes.events.count) events and \(changes.devices.count) device states")
         }
         for (device, memberships) in presence { committedPresence[device] = memberships }
+        committedAcceptedSequence = acceptedSequence
+        committedArrivals = arrivals
         pending = PendingChanges()
     }
 
@@ -123,26 +131,22 @@ struct ServiceCore {
             throw GeofencingError(.invalidFeature, "\(place) (id \"\(id)\") cannot be monitored: \(text)",
                                   featureID: FenceID(id.description), problems: result.problems)
         }
-        guard fence.options.isOff else {
-            throw GeofencingError(.invalidFeature, "\(place) (id \"\(id)\") sets detection options; GeofencingService supports the default semantics only so far (their extra per-device state is not persisted). Remove the options properties",
-                                  featureID: fence.id, problems: result.problems)
-        }
         return fence
     }
 
-    /// Rebuilds the engine from the features and `devices` (after a load or a reconfiguration).
-    mutating func rebuild(options: GeofencingOptions, order: [FenceID],
-                          devices: [DetectionEngine.DeviceSnapshot]) throws(GeofencingError) {
+    /// Rebuilds the engine from the features, `devices` and the engine-wide state (after a load or a
+    /// reconfiguration).
+    mutating func rebuild(options: GeofencingOptions, order: [FenceID], devices: [DetectionEngine.DeviceSnapshot],
+                          engineState: DetectionEngine.EngineState) throws(GeofencingError) {
         var fences: [Fence] = []
         fences.reserveCapacity(order.count)
         for id in order {
             guard let feature = features[id] else { continue }
             fences.append(try makeFence(feature, options: options))
         }
-        var engine = DetectionEngine(fences: fences,
-                                     configuration: .init(defaultDwellTime: options.defaultDwellTime))
+        var engine = DetectionEngine(fences: fences, configuration: options.engineConfiguration)
         do {
-            try engine.restore(devices)
+            try engine.restore(devices, engineState: engineState)
         } catch {
             throw GeofencingError(.incompatibleStorage, "the stored device state cannot be restored: \(error)")
         }
@@ -153,7 +157,9 @@ struct ServiceCore {
     /// Loads the store's contents into a fresh core.
     mutating func load(_ state: StoredState, options: GeofencingOptions) throws(GeofencingError) {
         var order: [FenceID] = []
+        var additions: [FenceID: Int64] = [:]
         for stored in state.fences {
+            if let sequence = stored.additionSequence { additions[stored.id] = sequence }
             let result = GeoJSONReader().read(Array(stored.feature.utf8))
             guard !result.hasErrors, case .feature(let feature)? = result.object else {
                 let reason = result.errors.first.map(\.description) ?? "it is not a GeoJSON Feature"
@@ -166,7 +172,9 @@ struct ServiceCore {
             order.append(stored.id)
         }
         do {
-            try rebuild(options: options, order: order, devices: state.devices)
+            try rebuild(options: options, order: order, devices: state.devices,
+                        engineState: .init(acceptedSequence: state.acceptedSequence, arrivals: state.arrivals,
+                                           fenceAdditions: additions))
         } catch where error.code == .invalidFeature {
             throw GeofencingError(.incompatibleStorage, "a stored feature cannot be loaded with these options: \(error.message)",
                                   featureID: error.featureID, problems: error.problems)
@@ -177,6 +185,18 @@ struct ServiceCore {
         processedUpdates = state.processedUpdates
         committedPresence = [:]
         for device in state.devices { committedPresence[device.device] = device.memberships }
+        committedAcceptedSequence = state.acceptedSequence
+        committedArrivals = state.arrivals
+    }
+
+    /// Processes updates still waiting in reorder buffers when the reorder window is now off (after a
+    /// reconfiguration, or a store written with another window), so that none is left behind.
+    mutating func releaseOrphanedUpdates(into output: inout [LoggedEvent]) {
+        guard engine.configuration.reorderWindow == 0, engine.bufferedUpdateCount > 0 else { return }
+        pending.touch(engine.deviceSnapshots.filter { !($0.stream?.buffered.isEmpty ?? true) }.map(\.device))
+        var events: [GeofenceEvent] = []
+        engine.flush(into: &events)
+        log(events, into: &output)
     }
 
     /// Fence ids by position.

@@ -1,15 +1,18 @@
 // perimeter-service-crash: a tiny driver for the crash test of the SQLite-backed GeofencingService.
 //
-//   perimeter-service-crash DB FENCES.geojson UPDATES.csv [--batch N] [--dwell SECONDS] [--group N]
+//   perimeter-service-crash DB FENCES.geojson UPDATES.csv [--batch N] [--dwell SECONDS] [--group N] [--options]
 //
 // Opens (or creates) the store DB, adds the fences of FENCES.geojson when the store has none, then
 // streams UPDATES.csv (lines `device,seconds-since-1970,latitude,longitude`) into the service in
 // batches of N, resuming after the updates the store says were already processed. At the end it
 // prints the whole event log, one `sequence<TAB>event id<TAB>kind<TAB>device<TAB>fence` line each,
 // after a `log` line. Before streaming it prints `resuming at N` (N updates were already processed). `--group N` selects group commit every N updates instead of every call.
+// `--options` turns detection options on: debounce, repeated dwell, staleness, crossings, a reorder
+// window and duplicate suppression (so their state goes through the store too).
 // Exit status: 0 on success, 1 with a message on stderr otherwise.
 import Foundation
 import PerimeterEngine
+import PerimeterFences
 import PerimeterGeoJSON
 import PerimeterService
 import PerimeterSQLite
@@ -18,12 +21,15 @@ struct Failure: Error, CustomStringConvertible {
     var description: String
 }
 
-func parseArguments() throws -> (db: String, fences: String, updates: String, batch: Int, dwell: Double?, group: Int?) {
+func parseArguments() throws -> (db: String, fences: String, updates: String, batch: Int, dwell: Double?, group: Int?,
+                                 options: Bool) {
     var positional: [String] = []
-    var batch = 16, dwell: Double?, group: Int?
+    var batch = 16, dwell: Double?, group: Int?, options = false
     var arguments = CommandLine.arguments.dropFirst()
     while let argument = arguments.popFirst() {
         switch argument {
+        case "--options":
+            options = true
         case "--batch", "--dwell", "--group":
             guard let value = arguments.popFirst(), let number = Double(value), number > 0 else {
                 throw Failure(description: "\(argument) needs a positive number")
@@ -34,9 +40,9 @@ func parseArguments() throws -> (db: String, fences: String, updates: String, ba
         }
     }
     guard positional.count == 3 else {
-        throw Failure(description: "usage: perimeter-service-crash DB FENCES.geojson UPDATES.csv [--batch N] [--dwell SECONDS] [--group N]")
+        throw Failure(description: "usage: perimeter-service-crash DB FENCES.geojson UPDATES.csv [--batch N] [--dwell SECONDS] [--group N] [--options]")
     }
-    return (positional[0], positional[1], positional[2], batch, dwell, group)
+    return (positional[0], positional[1], positional[2], batch, dwell, group, options)
 }
 
 func readUpdates(_ path: String) throws -> [LocationUpdate] {
@@ -58,8 +64,15 @@ func run() throws {
     let arguments = try parseArguments()
     let store = try SQLiteGeofencingStore(path: arguments.db)
     let service = GeofencingService(store: store)
-    try service.configure(GeofencingOptions(defaultDwellTime: arguments.dwell,
-                                            durability: arguments.group.map { .everyUpdates($0) } ?? .everyCall))
+    var options = GeofencingOptions(defaultDwellTime: arguments.dwell,
+                                    durability: arguments.group.map { .everyUpdates($0) } ?? .everyCall)
+    if arguments.options {
+        options.detectionOptions = DetectionOptions(entryDelay: 4, exitDelay: 3, crossings: true, dwellEvery: 25,
+                                                    staleAfter: 45, exitOnStale: true)
+        options.reorderWindow = 8
+        options.deduplicate = true
+    }
+    try service.configure(options)
     if try service.features().isEmpty {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: arguments.fences)))
         let result = GeoJSONReader().read(bytes)

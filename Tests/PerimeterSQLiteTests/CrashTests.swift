@@ -56,12 +56,12 @@ struct CrashTests {
 
     /// Runs the driver on `database`, killing it `killAfter` seconds after it starts streaming.
     /// - Returns: its output and how long it streamed, or `nil` output when it was killed.
-    static func run(_ driver: URL, folder: TemporaryFolder, database: String,
+    static func run(_ driver: URL, folder: TemporaryFolder, database: String, options: Bool = false,
                     killAfter: Double? = nil) throws -> (output: String?, streaming: Double) {
         let process = Process()
         process.executableURL = driver
         process.arguments = [folder.path(database), folder.path("fences.geojson"), folder.path("updates.csv"),
-                             "--batch", "3", "--dwell", "40"]
+                             "--batch", "3", "--dwell", "40"] + (options ? ["--options"] : [])
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
@@ -92,15 +92,17 @@ struct CrashTests {
         output.split(separator: "\n").drop { $0 != "log" }.dropFirst().map { String($0.split(separator: "\t")[1]) }
     }
 
-    @Test("kill -9 at random points, restart, finish: the event log equals an uninterrupted run", arguments: [7 as UInt64])
-    func killAndResume(seed: UInt64) throws {
+    @Test("kill -9 at random points, restart, finish: the event log equals an uninterrupted run",
+          arguments: [(7 as UInt64, false), (8, true)])
+    func killAndResume(seed: UInt64, options: Bool) throws {
         guard let driver = Self.driver else {
             Issue.record("perimeter-service-crash was not found next to the test bundle (\(Bundle.main.bundleURL.path))")
             return
         }
         let folder = TemporaryFolder()
-        try Self.writeScenario(in: folder, seed: seed, updates: 12000)
-        let (referenceOutput, duration) = try Self.run(driver, folder: folder, database: "reference.sqlite")
+        let count = options ? 6000 : 12000  // the options run only needs to show that their state survives
+        try Self.writeScenario(in: folder, seed: seed, updates: count)
+        let (referenceOutput, duration) = try Self.run(driver, folder: folder, database: "reference.sqlite", options: options)
         let reference = try #require(referenceOutput)
         let expected = Self.eventIDs(reference)
         #expect(expected.count > 50)
@@ -113,7 +115,9 @@ struct CrashTests {
             // Each killed run streams for at most 14 % of a whole run's streaming time, so the six together
             // cannot finish the stream.
             let delay = duration * Double.random(in: 0.02...0.14, using: &rng)
-            if try Self.run(driver, folder: folder, database: "crashed.sqlite", killAfter: delay).output == nil { killed += 1 }
+            if try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options, killAfter: delay).output == nil {
+                killed += 1
+            }
             if FileManager.default.fileExists(atPath: folder.path("crashed.sqlite")) {
                 let store = try SQLiteGeofencingStore(path: folder.path("crashed.sqlite"))
                 progress.append(try store.load().processedUpdates)
@@ -121,9 +125,9 @@ struct CrashTests {
             }
         }
         #expect(killed >= 4, "most runs should have been killed mid-stream (killed \(killed) of 6)")
-        let midway = Set(progress.filter { $0 > 0 && $0 < 12000 })
+        let midway = Set(progress.filter { $0 > 0 && $0 < UInt64(count) })
         #expect(midway.count >= 3, "kills should land at different points of the stream: \(progress)")
-        let final = try #require(try Self.run(driver, folder: folder, database: "crashed.sqlite").output)
+        let final = try #require(try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options).output)
         let actual = Self.eventIDs(final)
         #expect(actual.count == expected.count)
         #expect(actual == expected)

@@ -52,18 +52,20 @@ struct ServiceFailureTests {
         #expect(state.devices.first?.memberships.map(\.fence) == ["z"])
     }
 
-    @Test("features with detection options are refused (their state would not survive a restart)")
-    func detectionOptionsRefused() throws {
+    @Test("features with detection options are monitored; bad option properties are refused with the key named")
+    func detectionOptions() throws {
         let service = GeofencingService()
         try service.configure(GeofencingOptions())
+        try service.addFeature(circle("z", latitude: 0, longitude: 0, radius: 100, extra: ["perimeter:entry-delay": 30]))
+        #expect(try service.fence(id: "z")?.options.entryDelay == 30)
         do {
-            try service.addFeature(circle("z", latitude: 0, longitude: 0, radius: 100, extra: ["perimeter:entry-delay": 30]))
+            try service.addFeature(circle("y", latitude: 0, longitude: 0, radius: 100, extra: ["perimeter:entry-delay": "soon"]))
             Issue.record("expected an error")
         } catch {
             #expect(error.code == .invalidFeature)
-            #expect(error.message.contains("detection options"))
+            #expect(error.message.contains("perimeter:entry-delay"))
         }
-        #expect(try service.features().isEmpty)
+        #expect(try service.features().count == 1)
     }
 
     @Test("every error code's message is non-empty and says what to do")

@@ -123,3 +123,43 @@ struct StoreConformanceTests {
         #expect(try harness.open().load().lastEventSequence == 25)
     }
 }
+
+@Suite("Store conformance: detection option state")
+struct StoreOptionStateConformanceTests {
+    @Test("option and stream state, engine counters and fence addition sequences round-trip, and are cleared",
+          arguments: StoreKind.allCases)
+    func optionState(kind: StoreKind) throws {
+        let harness = StoreHarness(kind)
+        let here = Coordinate(latitude: -0.0, longitude: 2.25)
+        var snapshot = StoreConformanceTests.device("d1", fences: ["a"])
+        snapshot.options = .init(
+            pending: [.init(fence: "b", toInside: true, since: 10.5, observedAt: 11, coordinate: here, sequence: 7)],
+            dwellRepeats: [.init(fence: "a", visitSequence: 0, count: 4)],
+            anchor: .init(time: 11, coordinate: here, accuracy: 12.5), lastSequence: 99)
+        snapshot.stream = .init(buffered: [.init(fix: .init(time: 12, coordinate: here, accuracy: nil), arrival: 5)],
+                                newest: 12, recent: [.init(time: 11, coordinate: here, accuracy: nil)])
+        var changes = StoreChanges()
+        var fence = StoreConformanceTests.fence("a", position: 1)
+        fence.additionSequence = 17
+        changes.fences = [.upsert(fence), .upsert(StoreConformanceTests.fence("b", position: 2))]
+        changes.devices = [DeviceChange(snapshot: snapshot, presenceChanged: true)]
+        changes.acceptedSequence = 123
+        changes.arrivals = 6
+        try harness.open().commit(changes)
+
+        let state = try harness.open().load()
+        #expect(state.devices == [snapshot])
+        #expect(state.devices.first?.options?.anchor?.coordinate.latitude.sign == .minus, "bit for bit")
+        #expect(state.fences.map(\.additionSequence) == [17, nil])
+        #expect(state.acceptedSequence == 123)
+        #expect(state.arrivals == 6)
+
+        var cleared = snapshot
+        cleared.options = nil
+        cleared.stream = nil
+        var next = StoreChanges()
+        next.devices = [DeviceChange(snapshot: cleared, presenceChanged: false)]
+        try harness.open().commit(next)
+        #expect(try harness.open().load().devices == [cleared])
+    }
+}
