@@ -3,6 +3,7 @@
 #   make demo    build and run the built-in demo (events on stdout, map in out/demo.svg)
 #   make test    run every test (unit, conformance, end-to-end)
 #   make deps    install the Debian packages the project needs (idempotent)
+#   make server-test-deps  install schemathesis (PyPI) for the OpenAPI conformance test (skipped without it)
 #   make build   release build of the `perimeter` command
 #   make bench   benchmarks vs Shapely, PostGIS and the C yardstick (results under bench/results/)
 #   make bench-smoke  every benchmark on a tiny workload, in seconds (CI)
@@ -12,10 +13,13 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 BIN := .build/release/perimeter
 
-.PHONY: deps build test demo bench bench-deps bench-smoke clean
+.PHONY: deps server-test-deps build test demo bench bench-deps bench-smoke clean
 
 deps:
 	@scripts/deps.sh
+
+server-test-deps:
+	@command -v schemathesis >/dev/null || python3 -m pip install --quiet schemathesis
 
 build:
 	$(SWIFT) build -c release --product perimeter

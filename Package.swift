@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "perimeter", targets: ["perimeter"]),
         .library(name: "PerimeterService", targets: ["PerimeterService"]),
         .library(name: "PerimeterSQLite", targets: ["PerimeterSQLite"]),
+        .library(name: "PerimeterServer", targets: ["PerimeterServer"]),
         .executable(name: "perimeter-bench", targets: ["perimeter-bench"]),
     ],
     targets: [
@@ -33,7 +34,7 @@ let package = Package(
         // MARK: Composition: command-line parsing and wiring, file I/O.
         .target(name: "PerimeterCLI", dependencies: [
             "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterFences", "PerimeterEngine",
-            "PerimeterTracks", "PerimeterSVG",
+            "PerimeterTracks", "PerimeterSVG", "PerimeterServer",
         ]),
         .executableTarget(name: "perimeter", dependencies: ["PerimeterCLI"]),
 
@@ -44,7 +45,15 @@ let package = Package(
             "PerimeterService", "CSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .executableTarget(name: "perimeter-service-crash", dependencies: [
-            "PerimeterSQLite", "PerimeterService", "PerimeterEngine", "PerimeterGeoJSON",
+            "PerimeterSQLite", "PerimeterService", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
+        ]),
+
+        // MARK: Server (docs/server.md): libmicrohttpd is imported by PerimeterHTTP only.
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .target(name: "PerimeterHTTP", dependencies: ["CMicroHTTPD"]),
+        .target(name: "PerimeterServer", dependencies: [
+            "PerimeterHTTP", "PerimeterService", "PerimeterSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
+            "PerimeterTracks",
         ]),
 
         // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
@@ -67,6 +76,13 @@ let package = Package(
         ]),
         .testTarget(name: "PerimeterSQLiteTests", dependencies: [
             "PerimeterTestSupport", "PerimeterSQLite", "PerimeterService", "perimeter-service-crash",
+        ]),
+        .testTarget(name: "PerimeterServerTests", dependencies: [
+            "PerimeterTestSupport", "PerimeterServer", "PerimeterHTTP", "PerimeterService", "PerimeterSQLite",
+            "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
+        ]),
+        .testTarget(name: "PerimeterWebhookTests", dependencies: [
+            "PerimeterTestSupport", "PerimeterServer", "PerimeterService", "PerimeterSQLite",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
     ]

@@ -7,6 +7,9 @@ packages=(
     gzip          # the geodesic conformance test reads a .gz fixture
     make
     libsqlite3-dev  # PerimeterSQLite (the CSQLite system library target)
+    libmicrohttpd-dev  # PerimeterHTTP (the CMicroHTTPD system library target): perimeter serve
+    chromium           # the live map page test drives headless Chromium (skipped when missing)
+    python3-websocket  # scripts/browser-check.py speaks Chromium's DevTools protocol (/usr/bin/python3)
 )
 
 missing=()

@@ -18,6 +18,7 @@ public enum Perimeter {
       validate   Check a fence file and report every problem
       demo       Run the built-in demo: a drive through named areas, events printed and drawn
       study      Run a detection-quality study (noise, sparse) and print a Markdown table
+      serve      Serve the REST API, live event stream and metrics over HTTP
 
     Run 'perimeter <command> --help' for a command's options.
     """
@@ -35,6 +36,7 @@ public enum Perimeter {
             case "validate": return try ValidateCommand.run(rest, console: console)
             case "demo": return try DemoCommand.run(rest, console: console)
             case "study": return try StudyCommand.run(rest, console: console)
+            case "serve": return try ServeCommand.run(rest, console: console)
             case "help", "--help", "-h":
                 console.print(usage)
                 return 0
@@ -42,7 +44,7 @@ public enum Perimeter {
                 console.print("perimeter \(version)")
                 return 0
             default:
-                throw CommandLineError.usage("unknown command '\(name)' (commands: replay, validate, demo, study; see 'perimeter --help')")
+                throw CommandLineError.usage("unknown command '\(name)' (commands: replay, validate, demo, study, serve; see 'perimeter --help')")
             }
         } catch let failure as CommandLineError {
             console.complain(failure.description)

@@ -1,0 +1,78 @@
+// The parts of libmicrohttpd's C API that Swift cannot call directly (variadic functions, sockaddr
+// handling). Only PerimeterHTTP imports this module.
+#ifndef PERIMETER_CMICROHTTPD_SHIM_H
+#define PERIMETER_CMICROHTTPD_SHIM_H
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <microhttpd.h>
+
+/// Starts a daemon listening on `address` (IPv4 or IPv6 literal) and `port` (0: any free port) with an
+/// internal thread pool of `threads` threads, suspend/resume enabled (for streamed responses), and a
+/// per-connection idle timeout in seconds. Returns NULL when the address is not a literal or the daemon
+/// cannot start (port in use, no permission).
+static inline struct MHD_Daemon *perimeter_mhd_start(const char *address, uint16_t port, unsigned int threads,
+                                                     unsigned int timeout_seconds,
+                                                     MHD_AccessHandlerCallback handler, void *handler_context,
+                                                     MHD_RequestCompletedCallback completed, void *completed_context) {
+    struct sockaddr_in v4;
+    struct sockaddr_in6 v6;
+    const struct sockaddr *socket_address;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
+    memset(&v4, 0, sizeof v4);
+    memset(&v6, 0, sizeof v6);
+    if (inet_pton(AF_INET, address, &v4.sin_addr) == 1) {
+        v4.sin_family = AF_INET;
+        v4.sin_port = htons(port);
+        socket_address = (const struct sockaddr *)&v4;
+    } else if (inet_pton(AF_INET6, address, &v6.sin6_addr) == 1) {
+        v6.sin6_family = AF_INET6;
+        v6.sin6_port = htons(port);
+        socket_address = (const struct sockaddr *)&v6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        return NULL;
+    }
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
+                            MHD_OPTION_SOCK_ADDR, socket_address,
+                            MHD_OPTION_THREAD_POOL_SIZE, threads,
+                            MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            MHD_OPTION_END);
+}
+
+/// The port the daemon is bound to (useful after asking for port 0), or 0 when unknown.
+static inline uint16_t perimeter_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+/// Writes the client's address as text into `buffer` (empty when unknown).
+static inline void perimeter_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (size == 0) return;
+    buffer[0] = 0;
+    if (info == NULL || info->client_addr == NULL) return;
+    if (info->client_addr->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)info->client_addr)->sin_addr, buffer, (socklen_t)size);
+    } else if (info->client_addr->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)info->client_addr)->sin6_addr, buffer, (socklen_t)size);
+    }
+}
+
+/// MHD_CONTENT_READER_END_OF_STREAM as a plain value (Swift cannot import the cast macro).
+static inline ssize_t perimeter_mhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
+
+/// MHD_SIZE_UNKNOWN as a plain value.
+static inline uint64_t perimeter_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
+
+/// A response holding a copy of `size` bytes at `data`.
+static inline struct MHD_Response *perimeter_mhd_response_copying(const void *data, size_t size) {
+    return MHD_create_response_from_buffer(size, (void *)data, MHD_RESPMEM_MUST_COPY);
+}
+
+#endif

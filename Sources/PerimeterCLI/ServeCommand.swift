@@ -1,0 +1,98 @@
+import Foundation
+import PerimeterServer
+import PerimeterService
+
+/// `perimeter serve`: the REST API, event stream and metrics over HTTP (docs/server.md).
+struct ServeCommand {
+    static let help = """
+    Usage: perimeter serve [--db FILE] [--bind ADDRESS] [--port PORT] [--token NAME:SCOPES:SECRET]...
+                           [--token-file FILE] [--fences FILE] [options]
+
+    Serves the geofencing API under /v1 (fences, locations, devices, events, a Server-Sent-Events stream),
+    /healthz, /readyz, /metrics and /openapi.json. State lives in the SQLite file; SIGTERM or SIGINT stops
+    gracefully (stop accepting, drain, flush the store).
+
+    Options:
+      --db FILE              SQLite database (default: perimeter.sqlite; created if missing).
+      --bind ADDRESS         IP address to listen on (default 127.0.0.1). A non-loopback address needs a token.
+      --port PORT            TCP port (default 8080; 0 picks a free one and prints it).
+      --token N:SCOPES:S     Accept bearer secret S as token N with SCOPES (read, write, admin; joined by ',').
+                             Repeatable. Without any token, no authentication (loopback only).
+      --token-file FILE      Tokens, one NAME:SCOPES:SECRET per line (# comments).
+      --fences FILE          Preload a GeoJSON FeatureCollection (added or replaced by id, atomically).
+      --threads N            HTTP thread pool size (default 4).
+      --dwell SECONDS        Default dwell time for fences without one.
+      --max-body BYTES       Largest request body (default 16777216).
+      --max-batch N          Most updates per POST /v1/locations (default 10000).
+      --rate-limit N         Requests per second per token (default: unlimited); --burst N (default 100).
+      --heartbeat SECONDS    SSE heartbeat interval (default 15).
+      --commit-interval MS   Group commit: commit every MS milliseconds (and every 10,000 updates) instead
+                             of once per request; a crash loses at most that interval (default: off).
+      -h, --help             Show this help.
+    """
+
+    var configuration: ServerConfiguration
+    var fences: String?
+
+    init?(_ arguments: [String]) throws {
+        var args = Arguments(arguments, command: "serve")
+        if args.wantsHelp() { return nil }
+        var configuration = ServerConfiguration(databasePath: try args.option("db") ?? "perimeter.sqlite")
+        configuration.address = try args.option("bind") ?? "127.0.0.1"
+        configuration.port = UInt16(try args.number("port", in: 0...65_535) ?? 8080)
+        configuration.threads = Int(try args.number("threads", in: 1...256) ?? 4)
+        var tokens: [AccessToken] = []
+        do {
+            for text in try args.options("token") { tokens.append(try AccessToken(parsing: text)) }
+            if let file = try args.option("token-file") {
+                let bytes = try InputFiles.bytes(file, what: "token file")
+                tokens += try AccessToken.parseFile(String(decoding: bytes, as: UTF8.self))
+            }
+        } catch let error as TokenError {
+            throw CommandLineError.usage("serve: \(error.message)")
+        }
+        configuration.api.tokens = tokens
+        if let dwell = try args.number("dwell", in: 0...1e9) { configuration.options.defaultDwellTime = dwell }
+        if let body = try args.number("max-body", in: 1...1e10) { configuration.api.maximumBodySize = Int(body) }
+        if let batch = try args.number("max-batch", in: 1...1e8) { configuration.api.maximumBatchSize = Int(batch) }
+        configuration.api.rateLimit = try args.number("rate-limit", in: 0.001...1e9)
+        if let burst = try args.number("burst", in: 1...1e9) { configuration.api.rateBurst = burst }
+        if let beat = try args.number("heartbeat", in: 0.1...3600) { configuration.api.heartbeatInterval = beat }
+        if let milliseconds = try args.number("commit-interval", in: 1...60_000) {
+            configuration.commitInterval = milliseconds / 1000
+        }
+        fences = try args.option("fences")
+        try args.finish()
+        self.configuration = configuration
+    }
+
+    static func run(_ arguments: [String], console: Console) throws -> Int32 {
+        guard let command = try ServeCommand(arguments) else {
+            console.print(help)
+            return 0
+        }
+        let preload = try command.fences.map { try InputFiles.bytes($0, what: "fence file") }
+        let server: PerimeterServer
+        switch Result(catching: { () throws(ServerError) -> PerimeterServer in
+            try PerimeterServer(configuration: command.configuration)
+        }) {
+        case .success(let started): server = started
+        case .failure(let error): throw CommandLineError.usage("serve: \(error.message)")
+        }
+        if let preload, let path = command.fences {
+            switch Result(catching: { () throws(Problem) -> Int in try server.api.importFeatures(preload) }) {
+            case .success(let count):
+                console.print("perimeter: loaded \(count) fences from \(path)")
+            case .failure(let problem):
+                server.stop()
+                throw CommandLineError.data("serve: \(path): \(problem.detail)")
+            }
+        }
+        let configuration = command.configuration
+        let host = configuration.address.contains(":") ? "[\(configuration.address)]" : configuration.address
+        console.print("perimeter: serving http://\(host):\(server.port)/ (database \(configuration.databasePath ?? "in memory"), \(configuration.api.tokens.count) token\(configuration.api.tokens.count == 1 ? "" : "s")); SIGTERM or Ctrl-C stops")
+        server.runUntilSignalled()
+        console.print("perimeter: stopped; store flushed")
+        return 0
+    }
+}

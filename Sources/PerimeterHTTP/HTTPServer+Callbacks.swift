@@ -1,0 +1,138 @@
+import CMicroHTTPD
+
+/// What the transport keeps for one request between libmicrohttpd's calls.
+final class RequestContext: @unchecked Sendable {
+    // Touched only by the pool thread that owns the connection.
+    var body: [UInt8] = []
+    var tooLarge = false
+    var fields: [String: String] = [:]
+}
+
+extension HTTPServer {
+    /// libmicrohttpd's request callback: the first call allocates the request context, the next ones
+    /// carry body chunks, the last one (no data) runs the handler and queues its response.
+    static let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, contextSlot in
+        guard let cls, let connection, let contextSlot else { return .NO }
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        guard let raw = contextSlot.pointee else {
+            contextSlot.pointee = Unmanaged.passRetained(RequestContext()).toOpaque()
+            server.state.withLock { $0.inFlight += 1 }
+            return .YES
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        if let uploadSize, uploadSize.pointee > 0 {
+            let count = uploadSize.pointee
+            if !context.tooLarge, let uploadData {
+                if context.body.count + count > server.configuration.maximumBodySize {
+                    context.tooLarge = true
+                    context.body = []
+                } else {
+                    uploadData.withMemoryRebound(to: UInt8.self, capacity: count) { bytes in
+                        context.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
+                    }
+                }
+            }
+            uploadSize.pointee = 0
+            return .YES
+        }
+        let request = server.makeRequest(connection, url: url, method: method, context: context)
+        let response = server.handler(request)
+        return server.queue(response, on: connection)
+    }
+
+    /// libmicrohttpd's completion callback: releases the request context.
+    static let completedHandler: MHD_RequestCompletedCallback = { cls, _, contextSlot, _ in
+        guard let cls, let contextSlot, let raw = contextSlot.pointee else { return }
+        Unmanaged<RequestContext>.fromOpaque(raw).release()
+        contextSlot.pointee = nil
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        server.state.withLock { $0.inFlight -= 1 }
+    }
+
+    /// Collects header or query fields into the context's scratch dictionary.
+    static let fieldCollector: MHD_KeyValueIterator = { cls, _, key, value in
+        guard let cls, let key else { return .YES }
+        let context = Unmanaged<RequestContext>.fromOpaque(cls).takeUnretainedValue()
+        let name = String(cString: key)
+        let text = value.map { String(cString: $0) } ?? ""
+        if let previous = context.fields[name] {
+            context.fields[name] = previous + ", " + text
+        } else {
+            context.fields[name] = text
+        }
+        return .YES
+    }
+
+    /// Streams: copies buffered bytes or suspends the connection until more arrive.
+    static let contentReader: MHD_ContentReaderCallback = { cls, _, buffer, maximum in
+        guard let cls, let buffer else { return Int(perimeter_mhd_end_of_stream()) }
+        let box = Unmanaged<StreamBox>.fromOpaque(cls).takeUnretainedValue()
+        return box.stream.read(into: buffer, maximum: maximum)
+    }
+
+    /// Streams: the response was released (sent, client gone, or server stopping).
+    static let contentReaderFree: MHD_ContentReaderFreeCallback = { cls in
+        guard let cls else { return }
+        let box = Unmanaged<StreamBox>.fromOpaque(cls).takeRetainedValue()
+        box.server.unregister(box.stream)
+        box.stream.markClosed()
+    }
+
+    func makeRequest(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+                     context: RequestContext) -> HTTPRequest {
+        let opaque = Unmanaged.passUnretained(context).toOpaque()
+        context.fields = [:]
+        MHD_get_connection_values(connection, .HEADER_KIND, Self.fieldCollector, opaque)
+        let headers = context.fields
+        context.fields = [:]
+        MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, Self.fieldCollector, opaque)
+        let query = context.fields
+        context.fields = [:]
+        var address = [CChar](repeating: 0, count: 64)
+        perimeter_mhd_client_address(connection, &address, address.count)
+        let remote = address.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
+                           path: url.map { String(cString: $0) } ?? "/",
+                           query: query, headers: headers,
+                           body: context.tooLarge ? [] : context.body,
+                           remoteAddress: remote, isBodyTooLarge: context.tooLarge)
+    }
+
+    func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        let handle: OpaquePointer?
+        switch response.body {
+        case .bytes(let bytes):
+            handle = bytes.withUnsafeBytes { raw in
+                perimeter_mhd_response_copying(raw.baseAddress, raw.count)
+            }
+        case .stream(let stream):
+            stream.attach(connection)
+            register(stream)
+            let box = Unmanaged.passRetained(StreamBox(stream: stream, server: self)).toOpaque()
+            handle = MHD_create_response_from_callback(perimeter_mhd_size_unknown(), 4096, Self.contentReader, box,
+                                                       Self.contentReaderFree)
+            if handle == nil {
+                Unmanaged<StreamBox>.fromOpaque(box).release()
+                unregister(stream)
+            }
+        }
+        guard let handle else { return .NO }
+        for header in response.headers {
+            _ = MHD_add_response_header(handle, header.name, header.value)
+        }
+        let result = MHD_queue_response(connection, UInt32(clamping: response.status), handle)
+        MHD_destroy_response(handle)
+        return result
+    }
+}
+
+/// Keeps a stream and its server alive while libmicrohttpd holds the response.
+final class StreamBox: Sendable {
+    let stream: HTTPStream
+    let server: HTTPServer
+
+    init(stream: HTTPStream, server: HTTPServer) {
+        self.stream = stream
+        self.server = server
+    }
+}

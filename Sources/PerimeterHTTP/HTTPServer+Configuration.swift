@@ -1,0 +1,25 @@
+extension HTTPServer {
+    /// Where and how an ``HTTPServer`` listens.
+    public struct Configuration: Sendable {
+        /// The address to bind: an IPv4 or IPv6 literal (`127.0.0.1`, `0.0.0.0`, `::1`).
+        public var address: String
+        /// The port; 0 asks the system for a free one (read it back from ``HTTPServer/port``).
+        public var port: UInt16
+        /// Threads of the internal pool that serve connections (at least 1).
+        public var threads: Int
+        /// Bodies larger than this many bytes are discarded and flagged ``HTTPRequest/isBodyTooLarge``.
+        public var maximumBodySize: Int
+        /// Seconds after which an idle connection is closed (0: never).
+        public var connectionTimeout: Int
+
+        /// Creates a configuration.
+        public init(address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
+                    maximumBodySize: Int = 16 << 20, connectionTimeout: Int = 60) {
+            self.address = address
+            self.port = port
+            self.threads = threads
+            self.maximumBodySize = maximumBodySize
+            self.connectionTimeout = connectionTimeout
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd: an internal thread pool, keep-alive, streamed responses and a
+/// graceful stop. Requests are handed to one synchronous handler on the pool's threads.
+///
+/// ```swift
+/// let server = try HTTPServer(configuration: .init(port: 0)) { request in
+///     HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("hello".utf8))
+/// }
+/// print(server.port)
+/// server.stop()
+/// ```
+public final class HTTPServer: Sendable {
+    /// Handles one request; called concurrently from the pool's threads.
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    struct State: ~Copyable {
+        var daemon: CHandle?
+        var listenSocket: Int32 = -1
+        var inFlight = 0
+        var streams: [ObjectIdentifier: HTTPStream] = [:]
+        var port: UInt16 = 0
+    }
+
+    /// The configuration the server was started with.
+    public let configuration: Configuration
+    /// The port actually bound (the configured one, or the one the system chose for port 0).
+    public var port: UInt16 { state.withLock { $0.port } }
+    let handler: Handler
+    let state = Mutex(State())
+
+    /// Starts listening immediately.
+    /// - Throws: ``HTTPServerError`` when the address is not an IP literal or the port cannot be bound.
+    public init(configuration: Configuration, handler: @escaping Handler) throws(HTTPServerError) {
+        self.configuration = configuration
+        self.handler = handler
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let daemon = perimeter_mhd_start(
+            configuration.address, configuration.port, UInt32(max(1, configuration.threads)),
+            UInt32(max(0, configuration.connectionTimeout)),
+            Self.accessHandler, context, Self.completedHandler, context)
+        guard let daemon else {
+            throw HTTPServerError(
+                "cannot listen on \(configuration.address) port \(configuration.port): the address must be an IPv4 or IPv6 literal, the port free and permitted")
+        }
+        let port = perimeter_mhd_bound_port(daemon)
+        state.withLock {
+            $0.daemon = CHandle(pointer: daemon)
+            $0.port = port
+        }
+    }
+
+    deinit { stop(drainTimeout: 0) }
+
+    /// Whether the server still accepts connections.
+    public var isRunning: Bool { state.withLock { $0.daemon != nil && $0.listenSocket < 0 } }
+
+    /// Requests being handled right now (streams included).
+    public var inFlightRequests: Int { state.withLock { $0.inFlight } }
+
+    /// Stops gracefully: stops accepting connections, finishes every open stream, waits up to
+    /// `drainTimeout` seconds for in-flight requests to complete, then closes every connection.
+    /// Safe to call more than once.
+    public func stop(drainTimeout: Double = 10) {
+        let (daemon, streams) = state.withLock { s -> (CHandle?, [HTTPStream]) in
+            guard let daemon = s.daemon else { return (nil, []) }
+            if s.listenSocket < 0 { s.listenSocket = MHD_quiesce_daemon(daemon.pointer) }
+            return (daemon, Array(s.streams.values))
+        }
+        guard let daemon else { return }
+        for stream in streams { stream.finish() }
+        let deadline = Date().addingTimeInterval(drainTimeout)
+        while state.withLock({ $0.inFlight > 0 }) && Date() < deadline {
+            usleep(5_000)
+        }
+        // Connections still suspended must be resumed before the daemon stops (libmicrohttpd's rule).
+        for stream in state.withLock({ Array($0.streams.values) }) { stream.finish() }
+        let socket = state.withLock { s -> Int32 in
+            s.daemon = nil
+            return s.listenSocket
+        }
+        MHD_stop_daemon(daemon.pointer)
+        if socket >= 0 { close(socket) }
+    }
+
+    func register(_ stream: HTTPStream) {
+        state.withLock { $0.streams[ObjectIdentifier(stream)] = stream }
+    }
+
+    func unregister(_ stream: HTTPStream) {
+        _ = state.withLock { $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+    }
+}

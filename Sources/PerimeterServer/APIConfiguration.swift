@@ -1,0 +1,26 @@
+/// The API's limits and security settings.
+public struct APIConfiguration: Sendable {
+    /// Accepted bearer tokens; empty means no authentication (allowed on loopback addresses only).
+    public var tokens: [AccessToken]
+    /// Largest request body, in bytes (413 beyond).
+    public var maximumBodySize: Int
+    /// Most location updates per `POST /v1/locations` (413 beyond).
+    public var maximumBatchSize: Int
+    /// Requests per second allowed per token (or per client address without tokens); `nil`: unlimited.
+    public var rateLimit: Double?
+    /// Burst size of the rate limit's token bucket.
+    public var rateBurst: Double
+    /// Seconds between SSE heartbeat comments.
+    public var heartbeatInterval: Double
+
+    /// Creates a configuration.
+    public init(tokens: [AccessToken] = [], maximumBodySize: Int = 16 << 20, maximumBatchSize: Int = 10_000,
+                rateLimit: Double? = nil, rateBurst: Double = 100, heartbeatInterval: Double = 15) {
+        self.tokens = tokens
+        self.maximumBodySize = maximumBodySize
+        self.maximumBatchSize = maximumBatchSize
+        self.rateLimit = rateLimit
+        self.rateBurst = rateBurst
+        self.heartbeatInterval = heartbeatInterval
+    }
+}

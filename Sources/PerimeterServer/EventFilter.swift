@@ -1,0 +1,36 @@
+import PerimeterEngine
+import PerimeterFences
+import PerimeterService
+
+/// Which events a stream client wants: each non-empty set must contain the event's value
+/// (query parameters `device`, `fence`, `group`, `type`, each comma-separated or repeated).
+public struct EventFilter: Hashable, Sendable {
+    /// Device ids, or empty for all.
+    public var devices: Set<String>
+    /// Fence ids, or empty for all.
+    public var fences: Set<String>
+    /// Fence groups, or empty for all.
+    public var groups: Set<String>
+    /// Event types (`entry`, `dwell`, `exit` …), or empty for all.
+    public var types: Set<String>
+
+    /// Creates a filter; empty sets match everything.
+    public init(devices: Set<String> = [], fences: Set<String> = [], groups: Set<String> = [], types: Set<String> = []) {
+        self.devices = devices
+        self.fences = fences
+        self.groups = groups
+        self.types = types
+    }
+
+    /// Whether `logged` (whose fence's group is `group`) passes.
+    public func matches(_ logged: LoggedEvent, group: String?) -> Bool {
+        let event = logged.event
+        if !devices.isEmpty && !devices.contains(event.device.rawValue) { return false }
+        if !fences.isEmpty && !fences.contains(event.fence.rawValue) { return false }
+        if !types.isEmpty && !types.contains(event.kind.rawValue) { return false }
+        if !groups.isEmpty {
+            guard let group, groups.contains(group) else { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Synchronization
+
+/// The server's counters, rendered in the Prometheus text format at `/metrics`.
+///
+/// Thread-safe; every `record…` call is O(1). The webhooks module reports deliveries through
+/// ``recordWebhookDelivery(outcome:)`` and its queue through ``setWebhookPending(_:)``.
+public final class Metrics: Sendable {
+    /// Upper bounds (seconds) of the request latency histogram buckets.
+    public static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+    struct State {
+        var updatesAccepted = 0
+        var updatesRejected: [String: Int] = [:]
+        var events: [String: Int] = [:]
+        var webhookDeliveries: [String: Int] = [:]
+        var webhookPending = 0
+        var requests: [String: Int] = [:]
+        var latencyCounts = [Int](repeating: 0, count: Metrics.latencyBuckets.count)
+        var latencyCount = 0
+        var latencySum = 0.0
+        var sseClients = 0
+    }
+
+    let state = Mutex(State())
+
+    /// Creates empty metrics.
+    public init() {}
+
+    /// Counts accepted updates.
+    public func recordUpdates(accepted: Int) { state.withLock { $0.updatesAccepted += accepted } }
+
+    /// Counts one rejected update by reason (a ``GeofencingError`` code or a decoding problem).
+    public func recordRejectedUpdate(reason: String) { state.withLock { $0.updatesRejected[reason, default: 0] += 1 } }
+
+    /// Counts one event of `type` (entry, dwell, exit …).
+    public func recordEvent(type: String) { state.withLock { $0.events[type, default: 0] += 1 } }
+
+    /// Counts one webhook delivery attempt by outcome (`delivered`, `failed`, `expired`, `dead` …).
+    public func recordWebhookDelivery(outcome: String) {
+        state.withLock { $0.webhookDeliveries[outcome, default: 0] += 1 }
+    }
+
+    /// Sets the number of webhook deliveries waiting (kept until delivered or expired).
+    public func setWebhookPending(_ count: Int) { state.withLock { $0.webhookPending = count } }
+
+    /// Adjusts the number of connected SSE clients.
+    public func adjustStreamClients(by delta: Int) { state.withLock { $0.sseClients += delta } }
+
+    /// Records one finished request.
+    public func recordRequest(status: Int, seconds: Double) {
+        state.withLock { s in
+            s.requests[String(status), default: 0] += 1
+            s.latencyCount += 1
+            s.latencySum += seconds
+            for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
+                s.latencyCounts[index] += 1
+            }
+        }
+    }
+
+    /// The metrics in the Prometheus text exposition format; `gauges` adds values sampled now
+    /// (store size, fences, last sequence).
+    public func render(gauges: [(name: String, help: String, value: Double)] = []) -> String {
+        let s = state.withLock { $0 }
+        var text = ""
+        func family(_ name: String, _ type: String, _ help: String) {
+            text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        func number(_ value: Double) -> String {
+            value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        }
+        func labelled(_ name: String, _ label: String, _ values: [String: Int]) {
+            for key in values.keys.sorted() {
+                text += "\(name){\(label)=\"\(Self.escape(key))\"} \(values[key] ?? 0)\n"
+            }
+        }
+        family("perimeter_updates_accepted_total", "counter", "Location updates accepted.")
+        text += "perimeter_updates_accepted_total \(s.updatesAccepted)\n"
+        family("perimeter_updates_rejected_total", "counter", "Location updates rejected, by reason.")
+        labelled("perimeter_updates_rejected_total", "reason", s.updatesRejected)
+        family("perimeter_events_total", "counter", "Geofence events, by type.")
+        labelled("perimeter_events_total", "type", s.events)
+        family("perimeter_webhook_deliveries_total", "counter", "Webhook delivery attempts, by outcome.")
+        labelled("perimeter_webhook_deliveries_total", "outcome", s.webhookDeliveries)
+        family("perimeter_webhook_pending", "gauge", "Webhook deliveries waiting; kept until delivered or expired.")
+        text += "perimeter_webhook_pending \(s.webhookPending)\n"
+        family("perimeter_http_requests_total", "counter", "HTTP requests, by status.")
+        labelled("perimeter_http_requests_total", "status", s.requests)
+        family("perimeter_http_request_duration_seconds", "histogram", "HTTP request latency.")
+        for (index, bound) in Self.latencyBuckets.enumerated() {
+            text += "perimeter_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(s.latencyCounts[index])\n"
+        }
+        text += "perimeter_http_request_duration_seconds_bucket{le=\"+Inf\"} \(s.latencyCount)\n"
+        text += "perimeter_http_request_duration_seconds_sum \(s.latencySum)\n"
+        text += "perimeter_http_request_duration_seconds_count \(s.latencyCount)\n"
+        family("perimeter_sse_clients", "gauge", "Connected event-stream clients.")
+        text += "perimeter_sse_clients \(s.sseClients)\n"
+        for gauge in gauges {
+            family(gauge.name, "gauge", gauge.help)
+            text += "\(gauge.name) \(number(gauge.value))\n"
+        }
+        return text
+    }
+
+    static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

@@ -1,0 +1,142 @@
+import PerimeterFences
+import PerimeterGeoJSON
+import PerimeterHTTP
+import PerimeterService
+
+extension PerimeterAPI {
+    /// `PUT /v1/fences/{id}`: creates (201) or replaces (200) the fence from a GeoJSON Feature.
+    func putFence(_ id: String, _ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        var feature = try Self.readFeatures(request.body, expectCollection: false)[0]
+        if let given = feature.id, given.description != id {
+            throw Problem(422, "id-mismatch", title: "Fence id mismatch",
+                          detail: "the feature's id \"\(given)\" differs from the id in the path, \"\(id)\"; omit it or make them equal",
+                          pointer: "/id")
+        }
+        feature.id = .string(id)
+        let existed = (try? service.feature(id: FenceID(id))) != nil
+        do throws(GeofencingError) {
+            try service.addFeature(feature)
+        } catch {
+            throw error.problem
+        }
+        return Self.jsonBytes(Self.featureBytes(feature), status: existed ? 200 : 201)
+    }
+
+    /// `POST /v1/fences`: adds or replaces every feature of a FeatureCollection, atomically.
+    func importFences(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let features = try Self.readFeatures(request.body, expectCollection: true)
+        for (index, feature) in features.enumerated() where feature.id == nil {
+            throw Problem(422, "missing-id", title: "A feature has no id",
+                          detail: "feature \(index) has no id; every fence needs one (nothing was imported)",
+                          pointer: "/features/\(index)/id", extra: ["index": .integer(Int64(index))])
+        }
+        do throws(GeofencingError) {
+            try service.addFeatures(features)
+        } catch {
+            throw error.problem
+        }
+        return Self.json(["imported": .integer(Int64(features.count))])
+    }
+
+    /// Imports a FeatureCollection file's features (for `--fences`), atomically.
+    public func importFeatures(_ bytes: [UInt8]) throws(Problem) -> Int {
+        let response = try importFences(HTTPRequest(method: "POST", path: "/v1/fences", body: bytes))
+        if case .integer(let count)? = (try? JSONParser().parse(response.bodyBytes))?["imported"] { return Int(count) }
+        return 0
+    }
+
+    /// `GET /v1/fences/{id}`.
+    func getFence(_ id: String) throws(Problem) -> HTTPResponse {
+        do throws(GeofencingError) {
+            return Self.jsonBytes(Self.featureBytes(try service.feature(id: FenceID(id))))
+        } catch {
+            throw error.problem
+        }
+    }
+
+    /// `DELETE /v1/fences/{id}`: 204.
+    func deleteFence(_ id: String) throws(Problem) -> HTTPResponse {
+        do throws(GeofencingError) {
+            try service.removeFeature(id: FenceID(id))
+        } catch {
+            throw error.problem
+        }
+        return HTTPResponse(status: 204)
+    }
+
+    /// `DELETE /v1/fences?group=G`: removes a group.
+    func deleteGroup(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        guard let group = request.query["group"], !group.isEmpty else {
+            throw Problem(400, "missing-parameter", title: "Missing query parameter",
+                          detail: "DELETE /v1/fences needs ?group=NAME (deleting every fence at once is not offered)",
+                          extra: ["parameter": "group"])
+        }
+        do throws(GeofencingError) {
+            let removed = try service.removeFeatures(group: group)
+            return Self.json(["removed": .integer(Int64(removed)), "group": .string(group)])
+        } catch {
+            throw error.problem
+        }
+    }
+
+    /// `GET /v1/fences?group=&limit=&cursor=`: a FeatureCollection page in id order; `nextCursor` is the
+    /// last id of the page when more may follow.
+    func listFences(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let limit = Int(try integer(request, "limit", default: 100, in: 1...1000))
+        let cursor = request.query["cursor"]
+        let all: [GeoJSON.Feature]
+        do throws(GeofencingError) {
+            all = try service.features(group: request.query["group"].flatMap { $0.isEmpty ? nil : $0 })
+        } catch {
+            throw error.problem
+        }
+        var page = all.filter { feature in
+            guard let cursor else { return true }
+            return FenceID(feature.id?.description ?? "") > FenceID(cursor)
+        }
+        page.sort { FenceID($0.id?.description ?? "") < FenceID($1.id?.description ?? "") }
+        let more = page.count > limit
+        page = Array(page.prefix(limit))
+        var features: [JSONValue] = []
+        features.reserveCapacity(page.count)
+        for feature in page {
+            features.append((try? JSONParser().parse(Self.featureBytes(feature))) ?? .null)
+        }
+        var body: [String: JSONValue] = ["type": "FeatureCollection", "features": .array(features)]
+        body["nextCursor"] = more ? .string(page.last?.id?.description ?? "") : .null
+        return Self.json(.object(body))
+    }
+
+    static func featureBytes(_ feature: GeoJSON.Feature) -> [UInt8] {
+        var bytes: [UInt8] = []
+        JSONWriter().write(feature, into: &bytes)
+        return bytes
+    }
+
+    /// Reads a Feature (or, with `expectCollection`, a FeatureCollection) with full validation.
+    static func readFeatures(_ body: [UInt8], expectCollection: Bool) throws(Problem) -> [GeoJSON.Feature] {
+        _ = try parseJSON(body)
+        let result = GeoJSONReader().read(body)
+        if result.hasErrors {
+            let errors = result.errors
+            let first = errors[0]
+            throw Problem(422, "invalid-geojson", title: "Invalid GeoJSON",
+                          detail: "\(errors.count) problem(s); first: \(first.path): \(first.message)",
+                          pointer: first.path.jsonPointer,
+                          extra: ["errors": .array(errors.prefix(100).map { problem in
+                              .object(["detail": .string(problem.message), "pointer": .string(problem.path.jsonPointer),
+                                       "path": .string(problem.path.description)])
+                          })])
+        }
+        switch result.object {
+        case .feature(let feature)? where !expectCollection:
+            return [feature]
+        case .featureCollection(let collection)? where expectCollection:
+            return collection.features
+        default:
+            throw Problem(422, "wrong-geojson-type", title: "Wrong GeoJSON type",
+                          detail: expectCollection ? "the body must be a GeoJSON FeatureCollection"
+                                                   : "the body must be a GeoJSON Feature", pointer: "/type")
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import PerimeterHTTP
+import PerimeterService
+import PerimeterSQLite
+import Synchronization
+
+/// The whole server: a ``GeofencingService`` on an SQLite store (or in memory), the REST API, the SSE
+/// hub fed by the service's event stream, heartbeats, and the HTTP transport.
+///
+/// ```swift
+/// let server = try PerimeterServer(configuration: ServerConfiguration(databasePath: "perimeter.sqlite", port: 0))
+/// print(server.port)
+/// server.stop()      // graceful: stop accepting, end streams, drain, flush the store
+/// ```
+public final class PerimeterServer: Sendable {
+    /// The geofencing service.
+    public let service: GeofencingService
+    /// The API (also callable in-process).
+    public let api: PerimeterAPI
+    /// The configuration it started with.
+    public let configuration: ServerConfiguration
+    let http: HTTPServer
+    let feeder: Mutex<Task<Void, Never>?>
+    let heartbeat: Mutex<Task<Void, Never>?>
+    let stopped = Atomic<Bool>(false)
+    let feederDone = DispatchSemaphore(value: 0)
+
+    /// Opens the store, configures the service and starts listening.
+    /// - Throws: ``ServerError`` for a non-loopback address without tokens, a store that cannot be opened,
+    ///   or an address/port that cannot be bound.
+    public init(configuration: ServerConfiguration) throws(ServerError) {
+        guard ServerConfiguration.isLoopback(configuration.address) || !configuration.api.tokens.isEmpty else {
+            throw ServerError(
+                "refusing to listen on \(configuration.address) without any token: anyone could read and change the fences. Add --token NAME:SCOPES:SECRET (or --token-file), or bind 127.0.0.1")
+        }
+        self.configuration = configuration
+        let service: GeofencingService
+        var storeSize: @Sendable () -> Int64? = { nil }
+        do throws(GeofencingError) {
+            if let path = configuration.databasePath {
+                service = GeofencingService(store: try SQLiteGeofencingStore(path: path))
+                storeSize = {
+                    let manager = FileManager.default
+                    var total: Int64 = 0
+                    for file in [path, path + "-wal"] {
+                        if let size = (try? manager.attributesOfItem(atPath: file))?[.size] as? NSNumber {
+                            total += size.int64Value
+                        }
+                    }
+                    return total
+                }
+            } else {
+                service = GeofencingService()
+            }
+            var options = configuration.options
+            if configuration.commitInterval != nil { options.durability = .everyUpdates(10_000) }
+            try service.configure(options)
+        } catch {
+            throw ServerError("cannot open the store: \(error)")
+        }
+        self.service = service
+        var apiConfiguration = configuration.api
+        apiConfiguration.maximumBodySize = max(1, apiConfiguration.maximumBodySize)
+        let api = PerimeterAPI(service: service, configuration: apiConfiguration, storeSize: storeSize)
+        self.api = api
+        let events = service.events()
+        let hub = api.hub
+        let metrics = api.metrics
+        let done = feederDone
+        feeder = Mutex(Task.detached {
+            for await logged in events {
+                metrics.recordEvent(type: logged.event.kind.rawValue)
+                hub.publish(logged)
+            }
+            done.signal()
+        })
+        let interval = max(0.05, configuration.api.heartbeatInterval)
+        let commitInterval = configuration.commitInterval.map { max(0.001, $0) }
+        heartbeat = Mutex(Task.detached {
+            var sinceBeat = 0.0
+            while !Task.isCancelled {
+                let step = min(interval - sinceBeat, commitInterval ?? interval)
+                try? await Task.sleep(nanoseconds: UInt64(max(step, 0.001) * 1e9))
+                if commitInterval != nil { try? service.flush() }
+                sinceBeat += step
+                if sinceBeat >= interval - 1e-9 {
+                    sinceBeat = 0
+                    hub.heartbeat()
+                }
+            }
+        })
+        do throws(HTTPServerError) {
+            http = try HTTPServer(
+                configuration: HTTPServer.Configuration(address: configuration.address, port: configuration.port,
+                                                        threads: configuration.threads,
+                                                        maximumBodySize: apiConfiguration.maximumBodySize)) { request in
+                api.handle(request)
+            }
+        } catch {
+            heartbeat.withLock { $0?.cancel() }
+            feeder.withLock { $0?.cancel() }
+            _ = feederDone.wait(timeout: .now() + 5)
+            try? service.close()
+            throw ServerError(error.message)
+        }
+    }
+
+    /// The port listened on.
+    public var port: UInt16 { http.port }
+
+    /// Stops gracefully: `/readyz` turns 503, no new connections, event streams end, in-flight requests
+    /// finish (up to the drain timeout), then the store is flushed and closed. Safe to call twice.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        api.beginStopping()
+        api.hub.finishAll()
+        http.stop(drainTimeout: configuration.drainTimeout)
+        heartbeat.withLock { $0?.cancel() }
+        // End the event stream before closing the service: GeofencingService.close() finishing a live
+        // stream re-enters its own lock (reported), so the stream must already be gone.
+        feeder.withLock { $0?.cancel() }
+        _ = feederDone.wait(timeout: .now() + 5)
+        try? service.close()
+    }
+
+    /// Blocks until SIGTERM or SIGINT, then stops gracefully.
+    public func runUntilSignalled() {
+        let semaphore = DispatchSemaphore(value: 0)
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let sources = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { semaphore.signal() }
+            source.resume()
+            return source
+        }
+        semaphore.wait()
+        for source in sources { source.cancel() }
+        stop()
+    }
+}

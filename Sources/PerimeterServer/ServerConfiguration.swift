@@ -1,0 +1,42 @@
+import PerimeterService
+
+/// Everything `perimeter serve` sets up.
+public struct ServerConfiguration: Sendable {
+    /// The SQLite database file; `nil` keeps state in memory (tests).
+    public var databasePath: String?
+    /// Address to bind (an IP literal).
+    public var address: String
+    /// Port; 0 picks a free one (read ``PerimeterServer/port``).
+    public var port: UInt16
+    /// Threads of the HTTP pool.
+    public var threads: Int
+    /// Limits, tokens, heartbeats.
+    public var api: APIConfiguration
+    /// The geofencing options.
+    public var options: GeofencingOptions
+    /// Seconds a graceful stop waits for in-flight requests.
+    public var drainTimeout: Double
+    /// Group commit: when set, updates are committed at least every this many seconds (and every 10,000
+    /// updates) instead of once per request, trading the durability of a response for throughput. A
+    /// crash then loses at most the last interval, as a whole (docs/service.md, `.everyUpdates`).
+    public var commitInterval: Double?
+
+    /// Creates a configuration.
+    public init(databasePath: String? = nil, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
+                api: APIConfiguration = APIConfiguration(), options: GeofencingOptions = GeofencingOptions(),
+                drainTimeout: Double = 10, commitInterval: Double? = nil) {
+        self.databasePath = databasePath
+        self.address = address
+        self.port = port
+        self.threads = threads
+        self.api = api
+        self.options = options
+        self.drainTimeout = drainTimeout
+        self.commitInterval = commitInterval
+    }
+
+    /// Whether `address` is a loopback address (127.0.0.0/8 or ::1).
+    public static func isLoopback(_ address: String) -> Bool {
+        address.hasPrefix("127.") || address == "::1" || address == "0:0:0:0:0:0:0:1"
+    }
+}

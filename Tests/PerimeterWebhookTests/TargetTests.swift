@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import PerimeterServer
+
+@Suite("Webhook targets and the SSRF guard")
+struct TargetTests {
+    @Test func parsesURLs() throws {
+        let a = try WebhookTarget(url: "http://example.com")
+        #expect(a.host == "example.com" && a.port == 80 && a.pathAndQuery == "/" && a.hostHeader == "example.com")
+        let b = try WebhookTarget(url: "http://hooks.example.com:8080/geo/in?x=1#frag")
+        #expect(b.host == "hooks.example.com" && b.port == 8080 && b.pathAndQuery == "/geo/in?x=1" && b.hostHeader == "hooks.example.com:8080")
+        let c = try WebhookTarget(url: "http://[::1]:9000/h")
+        #expect(c.host == "::1" && c.port == 9000 && c.hostHeader == "[::1]:9000")
+        let d = try WebhookTarget(url: "HTTP://Example.com?q")
+        #expect(d.pathAndQuery == "/?q")
+    }
+
+    @Test(arguments: ["https://example.com/", "ftp://x/", "example.com", "http://", "http://user@host/",
+                      "http://host:0/", "http://host:70000/", "http://ho st/", "http://[::1/", "http://h\u{e9}/"])
+    func rejectsBadURLs(url: String) {
+        #expect(throws: WebhookError.self) { try WebhookTarget(url: url) }
+        do {
+            _ = try WebhookTarget(url: url)
+        } catch {
+            #expect(error.code == .invalidArgument && error.field == "url")
+        }
+    }
+
+    @Test(arguments: [
+        ([127, 0, 0, 1], true), ([127, 9, 9, 9], true), ([10, 1, 2, 3], true), ([172, 16, 0, 1], true),
+        ([172, 31, 255, 255], true), ([172, 32, 0, 1], false), ([192, 168, 1, 1], true), ([169, 254, 169, 254], true),
+        ([0, 0, 0, 0], true), ([100, 64, 0, 1], true), ([100, 128, 0, 1], false), ([224, 0, 0, 1], true),
+        ([255, 255, 255, 255], true), ([8, 8, 8, 8], false), ([93, 184, 216, 34], false), ([11, 0, 0, 1], false),
+    ] as [([UInt8], Bool)])
+    func ipv4Ranges(bytes: [UInt8], refused: Bool) {
+        #expect((TargetAddressPolicy.refusalReason(ipv4: bytes) != nil) == refused)
+    }
+
+    @Test func ipv6Ranges() {
+        func v6(_ prefix: [UInt8], last: UInt8 = 1) -> [UInt8] { prefix + [UInt8](repeating: 0, count: 15 - prefix.count) + [last] }
+        #expect(TargetAddressPolicy.refusalReason(ipv6: v6([])) != nil)  // ::1
+        #expect(TargetAddressPolicy.refusalReason(ipv6: v6([], last: 0)) != nil)  // ::
+        #expect(TargetAddressPolicy.refusalReason(ipv6: v6([0xfe, 0x80])) != nil)
+        #expect(TargetAddressPolicy.refusalReason(ipv6: v6([0xfd, 0x12])) != nil)
+        #expect(TargetAddressPolicy.refusalReason(ipv6: v6([0xff, 0x02])) != nil)
+        #expect(TargetAddressPolicy.refusalReason(ipv6: v6([0x20, 0x01, 0x0d, 0xb8])) == nil)
+        let mapped: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]
+        #expect(TargetAddressPolicy.refusalReason(ipv6: mapped + [127, 0, 0, 1]) != nil)
+        #expect(TargetAddressPolicy.refusalReason(ipv6: mapped + [8, 8, 8, 8]) == nil)
+    }
+
+    @Test(arguments: ["http://127.0.0.1:9/x", "http://localhost:9/x", "http://10.0.0.1/", "http://169.254.169.254/latest",
+                      "http://[::1]:9/", "http://0.0.0.0/"])
+    func refusesPrivateTargets(url: String) throws {
+        let policy = TargetAddressPolicy()
+        do {
+            _ = try policy.resolve(try WebhookTarget(url: url))
+            Issue.record("\(url) was not refused")
+        } catch {
+            #expect(error.code == .targetRefused && error.field == "url")
+        }
+        #expect(throws: Never.self) { try TargetAddressPolicy(allowPrivateTargets: true).resolve(try WebhookTarget(url: "http://127.0.0.1:9/")) }
+    }
+
+    @Test func clientRefusesBeforeConnecting() throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop() }
+        let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: false))
+        #expect(throws: WebhookError.self) { try client.post(to: try WebhookTarget(url: receiver.url), headers: [], body: []) }
+        #expect(receiver.requests.isEmpty)
+        let allowed = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true))
+        let status = try allowed.post(to: try WebhookTarget(url: receiver.url), headers: [("X-Test", "1")], body: Array("hello".utf8))
+        #expect(status == 200)
+        #expect(receiver.requests.first?.body == Array("hello".utf8))
+        #expect(receiver.requests.first?.headers["x-test"] == "1")
+        #expect(receiver.requests.first?.path == "/hook")
+    }
+
+    @Test func clientReportsStatusTimeoutAndClose() throws {
+        let receiver = try TestReceiver(script: [.status(503), .hang(0.6), .close])
+        defer { receiver.stop() }
+        let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 1, responseTimeout: 0.2)
+        let target = try WebhookTarget(url: receiver.url)
+        #expect(try client.post(to: target, headers: [], body: []) == 503)
+        do {
+            _ = try client.post(to: target, headers: [], body: [])
+            Issue.record("no timeout")
+        } catch {
+            #expect(error.code == .transport && error.message.contains("timeout"))
+        }
+        Thread.sleep(forTimeInterval: 0.5)  // let the receiver finish hanging (not an assertion on time)
+        do {
+            _ = try client.post(to: target, headers: [], body: [])
+            Issue.record("no error on a closed connection")
+        } catch {
+            #expect(error.code == .transport)
+        }
+    }
+
+    @Test func connectionRefused() throws {
+        // A port with no listener: bind one, learn its port, close it.
+        let receiver = try TestReceiver()
+        let url = receiver.url
+        receiver.stop()
+        let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 1, responseTimeout: 1)
+        #expect(throws: WebhookError.self) { try client.post(to: try WebhookTarget(url: url), headers: [], body: []) }
+    }
+
+    @Test func statusLineParsing() throws {
+        let target = try WebhookTarget(url: "http://example.com/")
+        #expect(try WebhookHTTPClient.parseStatus(Array("HTTP/1.1 204 No Content".utf8), target: target) == 204)
+        #expect(try WebhookHTTPClient.parseStatus(Array("HTTP/1.0 500".utf8), target: target) == 500)
+        for bad in ["", "HTTP/2 200 OK", "HTTP/1.1 2000 X", "SMTP 220", "HTTP/1.1 abc"] {
+            #expect(throws: WebhookError.self) { try WebhookHTTPClient.parseStatus(Array(bad.utf8), target: target) }
+        }
+    }
+}
