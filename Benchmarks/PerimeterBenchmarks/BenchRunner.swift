@@ -65,9 +65,10 @@ public enum BenchRunner {
         if options.peers.contains("refgrid") { RefgridPeer.run(context, into: &report) }
         if options.peers.contains("shapely") { ShapelyPeer.run(context, into: &report) }
         if options.peers.contains("postgis") { PostGISPeer.run(context, into: &report) }
-        // TODO: GeofencingService with the in-memory and the SQLite store, and the server's HTTP ingest, once those
-        // modules are settled (they were being written when this harness was).
-        report.note("TODO: GeofencingService (in-memory and SQLite store) and HTTP ingest are not benchmarked yet.")
+        let engineRate = report.figures.first { $0.section == EngineBench.Section.engine && $0.isReference }?.value ?? 0
+        ServiceBench(workload: workload, runs: options.smoke ? 1 : min(options.runs, 3), workDirectory: work)
+            .run(engineUpdatesPerSecond: engineRate, entries: entries, exits: exits, into: &report)
+        report.note("Not yet benchmarked: the server's HTTP ingest (see docs/server.md for a wrk figure).")
 
         LoadBench.run(workload: workload, targetBytes: options.loadBytes, runs: options.smoke ? 1 : 3, core: options.core,
                       workDirectory: work, executable: executable, into: &report)
