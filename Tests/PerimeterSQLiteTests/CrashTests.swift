@@ -3,6 +3,7 @@ import PerimeterSQLite
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PerimeterTestSupport
 #endif
 
 /// Streams updates into a real child process, kills it with SIGKILL at random moments, restarts it, and

@@ -1,6 +1,7 @@
 import Foundation
 import PerimeterService
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterSQLite
 
 @Suite("SQLite store: files it must refuse")

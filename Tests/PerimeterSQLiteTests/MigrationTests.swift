@@ -4,6 +4,7 @@ import PerimeterFences
 import PerimeterGeometry
 import PerimeterService
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterSQLite
 
 @Suite("SQLite store: schema migration and option state")

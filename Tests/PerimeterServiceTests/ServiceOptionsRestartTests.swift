@@ -4,6 +4,7 @@ import PerimeterFences
 import PerimeterGeoJSON
 import PerimeterService
 import Testing
+import PerimeterTestSupport
 
 /// Detection options survive restarts: a service reopened at random points mid-stream logs exactly the
 /// events of an uninterrupted run, for every option that keeps state, on both stores.

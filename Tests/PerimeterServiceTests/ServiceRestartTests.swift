@@ -4,6 +4,7 @@ import PerimeterFences
 import PerimeterGeoJSON
 import PerimeterService
 import Testing
+import PerimeterTestSupport
 
 @Suite("Restart resumes exactly")
 struct ServiceRestartTests {
