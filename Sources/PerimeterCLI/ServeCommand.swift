@@ -8,8 +8,8 @@ struct ServeCommand {
     Usage: perimeter serve [--db FILE] [--bind ADDRESS] [--port PORT] [--token NAME:SCOPES:SECRET]...
                            [--token-file FILE] [--fences FILE] [options]
 
-    Serves the geofencing API under /v1 (fences, locations, devices, events, a Server-Sent-Events stream),
-    /healthz, /readyz, /metrics and /openapi.json. State lives in the SQLite file; SIGTERM or SIGINT stops
+    Serves the geofencing API under /v1 (fences, locations, devices, events, a Server-Sent-Events stream,
+    simulations, webhooks), the live map page at /, /healthz, /readyz, /metrics and /openapi.json. State lives in the SQLite file; SIGTERM or SIGINT stops
     gracefully (stop accepting, drain, flush the store).
 
     Options:
@@ -28,6 +28,8 @@ struct ServeCommand {
       --heartbeat SECONDS    SSE heartbeat interval (default 15).
       --commit-interval MS   Group commit: commit every MS milliseconds (and every 10,000 updates) instead
                              of once per request; a crash loses at most that interval (default: off).
+      --allow-private-webhooks
+                             Let webhooks target loopback, private and link-local addresses (default: refused).
       -h, --help             Show this help.
     """
 
@@ -61,6 +63,7 @@ struct ServeCommand {
         if let milliseconds = try args.number("commit-interval", in: 1...60_000) {
             configuration.commitInterval = milliseconds / 1000
         }
+        configuration.allowPrivateWebhookTargets = args.flag("allow-private-webhooks")
         fences = try args.option("fences")
         try args.finish()
         self.configuration = configuration

@@ -13,82 +13,85 @@ public enum OpenAPI {
         ],
         "components": components,
         "security": [["bearer": []]],
-        "paths": [
-            "/healthz": ["get": operation("health", "Liveness", secured: false, responses: ["200": json(status)])],
-            "/readyz": ["get": operation("ready", "Readiness (503 while starting or stopping)", secured: false,
-                                         responses: ["200": json(status), "503": problem])],
-            "/metrics": ["get": operation("metrics", "Prometheus metrics (text format 0.0.4)",
-                                          responses: ["200": ["description": "Metrics", "content": ["text/plain": ["schema": ["type": "string"]]]]])],
-            "/openapi.json": ["get": operation("openapi", "This document", secured: false,
-                                               responses: ["200": json(["type": "object"])])],
-            "/v1/fences": [
-                "get": operation("listFences", "List fences in id order, a page at a time",
-                                 parameters: [query("group", ["type": "string"]),
-                                              query("limit", ["type": "integer", "minimum": 1, "maximum": 1000]),
-                                              query("cursor", ["type": "string"])],
-                                 responses: ["200": json(ref("FencePage"))]),
-                "post": operation("importFences", "Add or replace every feature of a FeatureCollection, atomically",
-                                  body: ref("FeatureCollection"),
-                                  responses: ["200": json(["type": "object", "properties": ["imported": ["type": "integer"]]]),
-                                              "413": problem, "422": problem]),
-                "delete": operation("deleteGroup", "Delete every fence of a group (admin scope)",
-                                    parameters: [query("group", ["type": "string", "minLength": 1], required: true)],
-                                    responses: ["200": json(["type": "object", "properties": [
-                                        "removed": ["type": "integer"], "group": ["type": "string"]]])]),
+        "paths": .object(corePaths.merging(simulationPaths) { a, _ in a }.merging(webhookPaths) { a, _ in a }),
+    ]
+
+    /// The paths of the core API (health, fences, locations, devices, events).
+    static let corePaths: [String: JSONValue] = [
+        "/healthz": ["get": operation("health", "Liveness", secured: false, responses: ["200": json(status)])],
+        "/readyz": ["get": operation("ready", "Readiness (503 while starting or stopping)", secured: false,
+                                     responses: ["200": json(status), "503": problem])],
+        "/metrics": ["get": operation("metrics", "Prometheus metrics (text format 0.0.4)",
+                                      responses: ["200": ["description": "Metrics", "content": ["text/plain": ["schema": ["type": "string"]]]]])],
+        "/openapi.json": ["get": operation("openapi", "This document", secured: false,
+                                           responses: ["200": json(["type": "object"])])],
+        "/v1/fences": [
+            "get": operation("listFences", "List fences in id order, a page at a time",
+                             parameters: [query("group", ["type": "string"]),
+                                          query("limit", ["type": "integer", "minimum": 1, "maximum": 1000]),
+                                          query("cursor", ["type": "string"])],
+                             responses: ["200": json(ref("FencePage"))]),
+            "post": operation("importFences", "Add or replace every feature of a FeatureCollection, atomically",
+                              body: ref("FeatureCollection"),
+                              responses: ["200": json(["type": "object", "properties": ["imported": ["type": "integer"]]]),
+                                          "413": problem, "422": problem]),
+            "delete": operation("deleteGroup", "Delete every fence of a group (admin scope)",
+                                parameters: [query("group", ["type": "string", "minLength": 1], required: true)],
+                                responses: ["200": json(["type": "object", "properties": [
+                                    "removed": ["type": "integer"], "group": ["type": "string"]]])]),
+        ],
+        "/v1/fences/{id}": [
+            "parameters": [pathParameter("id")],
+            "get": operation("getFence", "One fence, as given", responses: ["200": json(ref("Feature")), "404": problem]),
+            "put": operation("putFence", "Create or replace a fence from a GeoJSON Feature", body: ref("Feature"),
+                             responses: ["200": json(ref("Feature")), "201": json(ref("Feature")), "413": problem,
+                                         "422": problem]),
+            "delete": operation("deleteFence", "Stop monitoring a fence",
+                                responses: ["204": ["description": "Deleted"], "404": problem]),
+        ],
+        "/v1/locations": [
+            "post": [
+                "operationId": "postLocations",
+                "summary": "Process one update, a JSON array of updates, or NDJSON (one update per line)",
+                "requestBody": ["required": true, "content": [
+                    "application/json": ["schema": ["oneOf": [ref("LocationUpdate"), ["type": "array", "items": ref("LocationUpdate")]]]],
+                    "application/x-ndjson": ["schema": ["type": "string"]],
+                ]],
+                "responses": responses(["200": json(ref("LocationResult")), "403": problem, "413": problem, "422": problem]),
             ],
-            "/v1/fences/{id}": [
-                "parameters": [pathParameter("id")],
-                "get": operation("getFence", "One fence, as given", responses: ["200": json(ref("Feature")), "404": problem]),
-                "put": operation("putFence", "Create or replace a fence from a GeoJSON Feature", body: ref("Feature"),
-                                 responses: ["200": json(ref("Feature")), "201": json(ref("Feature")), "413": problem,
-                                             "422": problem]),
-                "delete": operation("deleteFence", "Stop monitoring a fence",
-                                    responses: ["204": ["description": "Deleted"], "404": problem]),
-            ],
-            "/v1/locations": [
-                "post": [
-                    "operationId": "postLocations",
-                    "summary": "Process one update, a JSON array of updates, or NDJSON (one update per line)",
-                    "requestBody": ["required": true, "content": [
-                        "application/json": ["schema": ["oneOf": [ref("LocationUpdate"), ["type": "array", "items": ref("LocationUpdate")]]]],
-                        "application/x-ndjson": ["schema": ["type": "string"]],
-                    ]],
-                    "responses": responses(["200": json(ref("LocationResult")), "403": problem, "413": problem, "422": problem]),
-                ],
-            ],
-            "/v1/devices/{id}": [
-                "parameters": [pathParameter("id")],
-                "get": operation("getDevice", "A device's fences, since when, and whether dwell fired",
-                                 responses: ["200": json(ref("Device")), "404": problem]),
-            ],
-            "/v1/devices/{id}/consent": [
-                "parameters": [pathParameter("id")],
-                "put": operation("putConsent", "Grant or revoke a device's consent",
-                                 body: ["type": "object", "required": ["granted"], "properties": ["granted": ["type": "boolean"]]],
-                                 responses: ["200": json(["type": "object", "properties": [
-                                     "deviceId": ["type": "string"], "granted": ["type": "boolean"]]]),
-                                             "422": problem]),
-            ],
-            "/v1/events": [
-                "get": operation("getEvents", "Logged events after a sequence number, oldest first",
-                                 parameters: [query("after", ["type": "integer", "minimum": 0]),
-                                              query("limit", ["type": "integer", "minimum": 1, "maximum": 1000])],
-                                 responses: ["200": json(["type": "object", "required": ["events", "next"], "properties": [
-                                     "events": ["type": "array", "items": ref("Event")], "next": ["type": "integer"]]])]),
-            ],
-            "/v1/events/stream": [
-                "get": operation("streamEvents",
-                                 "Server-Sent Events: `id:` is the sequence; resume with Last-Event-ID; comments are heartbeats",
-                                 parameters: [
-                                     ["name": "Last-Event-ID", "in": "header", "schema": ["type": "string", "pattern": "^[0-9]+$"]],
-                                     query("after", ["type": "integer", "minimum": 0]),
-                                     query("device", ["type": "string"]), query("fence", ["type": "string"]),
-                                     query("group", ["type": "string"]),
-                                     query("type", ["type": "string", "pattern": "^(entry|dwell|exit|cross|inside)(,(entry|dwell|exit|cross|inside))*$"]),
-                                 ],
-                                 responses: ["200": ["description": "An endless event stream",
-                                                     "content": ["text/event-stream": ["schema": ["type": "string"]]]]]),
-            ],
+        ],
+        "/v1/devices/{id}": [
+            "parameters": [pathParameter("id")],
+            "get": operation("getDevice", "A device's fences, since when, and whether dwell fired",
+                             responses: ["200": json(ref("Device")), "404": problem]),
+        ],
+        "/v1/devices/{id}/consent": [
+            "parameters": [pathParameter("id")],
+            "put": operation("putConsent", "Grant or revoke a device's consent",
+                             body: ["type": "object", "required": ["granted"], "properties": ["granted": ["type": "boolean"]]],
+                             responses: ["200": json(["type": "object", "properties": [
+                                 "deviceId": ["type": "string"], "granted": ["type": "boolean"]]]),
+                                         "422": problem]),
+        ],
+        "/v1/events": [
+            "get": operation("getEvents", "Logged events after a sequence number, oldest first",
+                             parameters: [query("after", ["type": "integer", "minimum": 0]),
+                                          query("limit", ["type": "integer", "minimum": 1, "maximum": 1000])],
+                             responses: ["200": json(["type": "object", "required": ["events", "next"], "properties": [
+                                 "events": ["type": "array", "items": ref("Event")], "next": ["type": "integer"]]])]),
+        ],
+        "/v1/events/stream": [
+            "get": operation("streamEvents",
+                             "Server-Sent Events: `id:` is the sequence; resume with Last-Event-ID; comments are heartbeats",
+                             parameters: [
+                                 ["name": "Last-Event-ID", "in": "header", "schema": ["type": "string", "pattern": "^[0-9]+$"]],
+                                 query("after", ["type": "integer", "minimum": 0]),
+                                 query("device", ["type": "string"]), query("fence", ["type": "string"]),
+                                 query("group", ["type": "string"]),
+                                 query("type", ["type": "string", "pattern": "^(entry|dwell|exit|cross|inside)(,(entry|dwell|exit|cross|inside))*$"]),
+                             ],
+                             responses: ["200": ["description": "An endless event stream",
+                                                 "content": ["text/event-stream": ["schema": ["type": "string"]]]]]),
         ],
     ]
 

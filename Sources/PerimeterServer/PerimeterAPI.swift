@@ -18,17 +18,25 @@ public final class PerimeterAPI: Sendable {
     public let metrics: Metrics
     /// The SSE fan-out.
     public let hub: EventHub
+    /// The simulated drives of `/v1/simulations` (the map page starts them).
+    public let simulations: SimulationRunner
+    /// The webhook dispatcher behind `/v1/webhooks`; `nil` answers those routes with 503.
+    public let webhooks: WebhookDispatcher?
     let limiter: RateLimiter?
     let stopping = Atomic<Bool>(false)
     let storeSize: @Sendable () -> Int64?
 
-    /// Creates the API on a configured `service`; `storeSize` reports the store's bytes for `/metrics`.
+    /// Creates the API on a configured `service`; `storeSize` reports the store's bytes for `/metrics`;
+    /// `webhooks` serves `/v1/webhooks` (the caller starts and stops it).
     public init(service: GeofencingService, configuration: APIConfiguration = APIConfiguration(),
-                metrics: Metrics = Metrics(), storeSize: @escaping @Sendable () -> Int64? = { nil }) {
+                metrics: Metrics = Metrics(), storeSize: @escaping @Sendable () -> Int64? = { nil },
+                webhooks: WebhookDispatcher? = nil) {
         self.service = service
         self.configuration = configuration
         self.metrics = metrics
         self.hub = EventHub(service: service, metrics: metrics)
+        self.simulations = SimulationRunner(service: service)
+        self.webhooks = webhooks
         self.storeSize = storeSize
         self.limiter = configuration.rateLimit.map { RateLimiter(rate: $0, burst: configuration.rateBurst) }
     }
@@ -89,6 +97,19 @@ public final class PerimeterAPI: Sendable {
         case (.deviceConsent(let id), _): return try putConsent(id, request)
         case (.events, _): return try getEvents(request)
         case (.eventStream, _): return try streamEvents(request)
+        case (.page, _):
+            guard let page = MapPage.response(for: request.path) else { throw Problem.notFound("no page at \(request.path)") }
+            return page
+        case (.simulations, "GET"): return Self.json(simulations.list())
+        case (.simulations, _): return Self.json(try simulations.start(request.body), status: 201)
+        case (.simulation(let id), "GET"): return Self.json(try simulations.simulation(id: id))
+        case (.simulation(let id), _): return Self.json(try simulations.stop(id: id))
+        case (.webhooks, "GET"): return try listWebhooks()
+        case (.webhooks, _): return try registerWebhook(request)
+        case (.webhook(let id), "GET"): return try getWebhook(id)
+        case (.webhook(let id), _): return try deleteWebhook(id)
+        case (.webhookDeadLetters(let id), _): return try listDeadLetters(id, request)
+        case (.webhookRedrive(let id), _): return try redriveDeadLetters(id, request)
         }
     }
 
@@ -146,8 +167,14 @@ public final class PerimeterAPI: Sendable {
         if let bytes = storeSize() {
             gauges.append(("perimeter_store_bytes", "Size of the store on disk (database and WAL).", Double(bytes)))
         }
+        // The webhook backlog is read from the webhook store when scraped, not on every delivery.
+        var perWebhook = ""
+        if let webhooks {
+            if let pending = try? webhooks.pendingCount() { metrics.setWebhookPending(Int(pending)) }
+            perWebhook = (try? webhooks.metricsText()) ?? ""
+        }
         return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                            bytes: Array(metrics.render(gauges: gauges).utf8))
+                            bytes: Array((metrics.render(gauges: gauges) + perWebhook).utf8))
     }
 
     // MARK: - Helpers

@@ -5,7 +5,8 @@ import PerimeterSQLite
 import Synchronization
 
 /// The whole server: a ``GeofencingService`` on an SQLite store (or in memory), the REST API, the SSE
-/// hub fed by the service's event stream, heartbeats, and the HTTP transport.
+/// hub fed by the service's event stream, heartbeats, the webhook dispatcher (its own SQLite file
+/// `<db>.webhooks`, or in memory), simulated drives, the map page, and the HTTP transport.
 ///
 /// ```swift
 /// let server = try PerimeterServer(configuration: ServerConfiguration(databasePath: "perimeter.sqlite", port: 0))
@@ -19,6 +20,8 @@ public final class PerimeterServer: Sendable {
     public let api: PerimeterAPI
     /// The configuration it started with.
     public let configuration: ServerConfiguration
+    /// Delivers the event log to registered webhooks (started with the server, stopped before the store closes).
+    public let webhooks: WebhookDispatcher
     let http: HTTPServer
     let feeder: Mutex<Task<Void, Never>?>
     let heartbeat: Mutex<Task<Void, Never>?>
@@ -59,13 +62,33 @@ public final class PerimeterServer: Sendable {
             throw ServerError("cannot open the store: \(error)")
         }
         self.service = service
+        let metrics = Metrics()
+        do throws(WebhookError) {
+            let store: any WebhookStore
+            if let path = configuration.databasePath {
+                do throws(GeofencingError) {
+                    store = try SQLiteWebhookStore(path: path + ".webhooks")
+                } catch {
+                    throw WebhookError(.storageFailure, "cannot open the webhook store \(path).webhooks: \(error)")
+                }
+            } else {
+                store = InMemoryWebhookStore()
+            }
+            webhooks = try WebhookDispatcher(
+                service: service, store: store,
+                configuration: WebhookDispatcher.Configuration(allowPrivateTargets: configuration.allowPrivateWebhookTargets),
+                onOutcome: { _, outcome in metrics.recordWebhookDelivery(outcome: outcome.rawValue) })
+        } catch {
+            try? service.close()
+            throw ServerError("cannot set up webhooks: \(error)")
+        }
         var apiConfiguration = configuration.api
         apiConfiguration.maximumBodySize = max(1, apiConfiguration.maximumBodySize)
-        let api = PerimeterAPI(service: service, configuration: apiConfiguration, storeSize: storeSize)
+        let api = PerimeterAPI(service: service, configuration: apiConfiguration, metrics: metrics, storeSize: storeSize,
+                               webhooks: webhooks)
         self.api = api
         let events = service.events()
         let hub = api.hub
-        let metrics = api.metrics
         let done = feederDone
         feeder = Mutex(Task.detached {
             for await logged in events {
@@ -103,24 +126,40 @@ public final class PerimeterServer: Sendable {
             try? service.close()
             throw ServerError(error.message)
         }
+        do throws(WebhookError) {
+            try webhooks.start()
+        } catch {
+            http.stop(drainTimeout: 0)
+            shutDown()
+            throw ServerError("cannot start webhook delivery: \(error)")
+        }
     }
 
-    /// The port listened on.
-    public var port: UInt16 { http.port }
-
-    /// Stops gracefully: `/readyz` turns 503, no new connections, event streams end, in-flight requests
-    /// finish (up to the drain timeout), then the store is flushed and closed. Safe to call twice.
-    public func stop() {
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        api.beginStopping()
-        api.hub.finishAll()
-        http.stop(drainTimeout: configuration.drainTimeout)
+    /// Ends the background work and closes the store (after the transport has stopped).
+    func shutDown() {
+        api.simulations.stopAll()
         heartbeat.withLock { $0?.cancel() }
+        webhooks.stop()
         // End the event stream before closing the service: GeofencingService.close() finishing a live
         // stream re-enters its own lock (reported), so the stream must already be gone.
         feeder.withLock { $0?.cancel() }
         _ = feederDone.wait(timeout: .now() + 5)
         try? service.close()
+    }
+
+    /// The port listened on.
+    public var port: UInt16 { http.port }
+
+    /// Stops gracefully: `/readyz` turns 503, simulations end, no new connections, event streams end,
+    /// in-flight requests finish (up to the drain timeout), webhook workers finish their attempt in
+    /// flight and record it, then the store is flushed and closed. Safe to call twice.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        api.beginStopping()
+        api.simulations.stopAll()
+        api.hub.finishAll()
+        http.stop(drainTimeout: configuration.drainTimeout)
+        shutDown()
     }
 
     /// Blocks until SIGTERM or SIGINT, then stops gracefully.

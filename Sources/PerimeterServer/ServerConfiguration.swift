@@ -20,11 +20,15 @@ public struct ServerConfiguration: Sendable {
     /// updates) instead of once per request, trading the durability of a response for throughput. A
     /// crash then loses at most the last interval, as a whole (docs/service.md, `.everyUpdates`).
     public var commitInterval: Double?
+    /// Whether webhooks may target loopback, private and link-local addresses (`perimeter serve
+    /// --allow-private-webhooks`; tests, private deployments). Off by default: the SSRF guard
+    /// (docs/webhooks.md) refuses such targets at registration and at every delivery.
+    public var allowPrivateWebhookTargets: Bool
 
     /// Creates a configuration.
     public init(databasePath: String? = nil, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
                 api: APIConfiguration = APIConfiguration(), options: GeofencingOptions = GeofencingOptions(),
-                drainTimeout: Double = 10, commitInterval: Double? = nil) {
+                drainTimeout: Double = 10, commitInterval: Double? = nil, allowPrivateWebhookTargets: Bool = false) {
         self.databasePath = databasePath
         self.address = address
         self.port = port
@@ -33,6 +37,7 @@ public struct ServerConfiguration: Sendable {
         self.options = options
         self.drainTimeout = drainTimeout
         self.commitInterval = commitInterval
+        self.allowPrivateWebhookTargets = allowPrivateWebhookTargets
     }
 
     /// Whether `address` is a loopback address (127.0.0.0/8 or ::1).

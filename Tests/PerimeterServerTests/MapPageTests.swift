@@ -5,6 +5,7 @@ import PerimeterHTTP
 import PerimeterServer
 import PerimeterService
 import Testing
+import PerimeterTestSupport
 
 // MARK: - The page's resources
 
@@ -200,7 +201,7 @@ struct SimulationRunnerTests {
     /// reading of the path (clipping each segment against the rectangle in the lon/lat plane).
     @Test(arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
     func eventsAgreeWithBruteForceClipping(seed: UInt64) async throws {
-        var random = MapPageRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let rect = (west: 10.0, south: 50.0, east: 10.2, north: 50.1)
         func inside(_ p: [Double]) -> Bool { p[0] >= rect.west && p[0] <= rect.east && p[1] >= rect.south && p[1] <= rect.north }
         var path: [[Double]] = [[9.9, Double.random(in: 49.95...50.15, using: &random)]]
@@ -269,7 +270,7 @@ struct MapPageBrowserTests {
 
     @Test(.enabled(if: BrowserSession.isAvailable))
     func entryShowsInBannerAndFillAndSimulationsDrive() async throws {
-        let server = try MapPageTestServer()
+        let server = try PerimeterServer(configuration: ServerConfiguration(port: 0, threads: 4))
         defer { server.stop() }
         let client = try TestClient(port: server.port)
         let imported = try client.request("POST", "/v1/fences", headers: ["Content-Type": "application/json"],
@@ -281,7 +282,7 @@ struct MapPageBrowserTests {
         let browser = try BrowserSession()
         defer { browser.quit() }
         try browser.open("http://127.0.0.1:\(server.port)/")
-        try browser.wait("document.body.dataset.fences === 'ready' && document.body.dataset.stream === 'open'")
+        try await browser.wait("document.body.dataset.fences === 'ready' && document.body.dataset.stream === 'open'")
 
         // Every fence is drawn, fitted to the view, grey.
         #expect(try browser.eval("document.body.dataset.fenceCount")?.stringValue == "4")
@@ -319,7 +320,7 @@ struct MapPageBrowserTests {
         let posted = try client.request("POST", "/v1/locations", headers: ["Content-Type": "application/json"],
                                          body: Array(JSONWriter().string(drive).utf8))
         #expect(posted.status == 200, "\(posted.text)")
-        try browser.wait("document.getElementById('banner').textContent === 'Entered Hayden Valley at 10:32'")
+        try await browser.wait("document.getElementById('banner').textContent === 'Entered Hayden Valley at 10:32'")
         #expect(try browser.eval(Self.fill("hayden"))?.stringValue == Self.entry)
         #expect(try browser.eval(Self.fill("geyser"))?.stringValue == Self.none)
         #expect(try browser.eval("document.querySelectorAll('[data-device-id=\"truck-1\"]').length")?.doubleValue == 1)
@@ -332,7 +333,7 @@ struct MapPageBrowserTests {
         let out: JSONValue = ["deviceId": "truck-1", "latitude": 44.8, "longitude": -110.45, "time": "2025-06-01T10:33:10Z"]
         _ = try client.request("POST", "/v1/locations", headers: ["Content-Type": "application/json"],
                                body: Array(JSONWriter().string(out).utf8))
-        try browser.wait("document.getElementById('banner').textContent === 'Exited Hayden Valley at 10:33'")
+        try await browser.wait("document.getElementById('banner').textContent === 'Exited Hayden Valley at 10:33'")
         #expect(try browser.eval(Self.fill("hayden"))?.stringValue == Self.exit)
 
         // A simulated drive started from the page's panel: a tour through every fence.
@@ -343,8 +344,8 @@ struct MapPageBrowserTests {
               document.getElementById('sim-scale').value = '200';
               document.getElementById('sim-start').click(); return true; })()
             """)
-        try browser.wait("document.querySelector('#sim-list li[data-status=\"finished\"]') !== null", timeout: 60)
-        try browser.wait("document.querySelector('[data-device-id=\"sim-1\"]') !== null && \(Self.fill("geyser")) === '\(Self.exit)'")
+        try await browser.wait("document.querySelector('#sim-list li[data-status=\"finished\"]') !== null", timeout: 60)
+        try await browser.wait("document.querySelector('[data-device-id=\"sim-1\"]') !== null && \(Self.fill("geyser")) === '\(Self.exit)'")
         let simulated = try server.service.loggedEvents(after: 0).filter { $0.event.device == DeviceID("sim-1") }
         #expect(Set(simulated.filter { $0.event.kind == .entry }.map(\.event.fence.rawValue)) == ["hayden", "lakes", "geyser", "river"])
         try browser.screenshot(MapPageArtifacts.path("map-page-simulation.png"))
@@ -376,19 +377,6 @@ enum MapPageArtifacts {
         let directory = root.appendingPathComponent(".build/test-artifacts")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory.appendingPathComponent(name).path
-    }
-}
-
-/// A tiny SplitMix64 generator for reproducible random tests.
-struct MapPageRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -448,70 +436,8 @@ enum MapPageGeometry {
     }
 }
 
-/// A test-only server for the page: MapPage at `/`, `/v1/simulations` to a ``SimulationRunner``, the
-/// rest to ``PerimeterAPI``, the service's events fed to the SSE hub (what the real router will do).
-final class MapPageTestServer: Sendable {
-    let service: GeofencingService
-    let api: PerimeterAPI
-    let simulations: SimulationRunner
-    let http: HTTPServer
-    let feeder: Task<Void, Never>
-
-    init() throws {
-        let service = GeofencingService()
-        try service.configure(GeofencingOptions())
-        let api = PerimeterAPI(service: service)
-        let simulations = SimulationRunner(service: service)
-        let events = service.events()
-        let hub = api.hub
-        feeder = Task.detached {
-            for await logged in events { hub.publish(logged) }
-        }
-        self.service = service
-        self.api = api
-        self.simulations = simulations
-        http = try HTTPServer(configuration: HTTPServer.Configuration(address: "127.0.0.1", port: 0, threads: 4)) { request in
-            Self.route(request, api: api, simulations: simulations)
-        }
-    }
-
-    var port: UInt16 { http.port }
-
-    static func route(_ request: HTTPRequest, api: PerimeterAPI, simulations: SimulationRunner) -> HTTPResponse {
-        if request.method == "GET" || request.method == "HEAD", let page = MapPage.response(for: request.path) {
-            return page
-        }
-        let parts = request.path.split(separator: "/").map(String.init)
-        guard parts.count >= 2, parts[0] == "v1", parts[1] == "simulations", parts.count <= 3 else {
-            return api.handle(request)
-        }
-        func json(_ value: JSONValue, _ status: Int = 200) -> HTTPResponse {
-            HTTPResponse(status: status, contentType: "application/json", bytes: Array(JSONWriter().string(value).utf8))
-        }
-        do throws(Problem) {
-            switch (parts.count, request.method) {
-            case (2, "GET"): return json(simulations.list())
-            case (2, "POST"): return json(try simulations.start(request.body), 201)
-            case (3, "GET"): return json(try simulations.simulation(id: parts[2]))
-            case (3, "DELETE"): return json(try simulations.stop(id: parts[2]))
-            default:
-                throw Problem(405, "method-not-allowed", title: "Method not allowed", detail: "\(request.method) \(request.path)")
-            }
-        } catch {
-            return error.response(instance: request.path)
-        }
-    }
-
-    func stop() {
-        simulations.stopAll()
-        api.hub.finishAll()
-        http.stop(drainTimeout: 2)
-        feeder.cancel()
-    }
-}
-
 /// Drives `scripts/browser-check.py --commands` (headless Chromium over CDP) from a test.
-final class BrowserSession {
+final class BrowserSession: @unchecked Sendable {
     static let python = "/usr/bin/python3"
 
     static var script: String {
@@ -588,8 +514,20 @@ final class BrowserSession {
 
     func eval(_ expression: String) throws -> JSONValue? { try send(["cmd": "eval", "expr": .string(expression)]) }
 
-    func wait(_ expression: String, timeout: Double = 30) throws {
-        try send(["cmd": "wait", "expr": .string(expression), "timeout": .double(timeout)])
+    /// Waits in the browser for `expression` to be true. The blocking read runs off the concurrency
+    /// pool: the server's event feeder needs the pool's few threads to reach the page meanwhile.
+    func wait(_ expression: String, timeout: Double = 30) async throws {
+        let command: JSONValue = ["cmd": "wait", "expr": .string(expression), "timeout": .double(timeout)]
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global().async {
+                do {
+                    try self.send(command)
+                    done.resume()
+                } catch {
+                    done.resume(throwing: error)
+                }
+            }
+        }
     }
 
     func screenshot(_ path: String) throws { try send(["cmd": "screenshot", "path": .string(path)]) }

@@ -112,7 +112,7 @@ struct SocketTests {
     }
 
     /// With group commit, events are still readable at once (reads flush) and durable after the interval.
-    @Test func groupCommitFlushesPeriodically() throws {
+    @Test func groupCommitFlushesPeriodically() async throws {
         let path = Self.temporaryDatabase()
         let server = try PerimeterServer(configuration: ServerConfiguration(
             databasePath: path, port: 0, threads: 2, api: APIConfiguration(heartbeatInterval: 0.2), commitInterval: 0.02))
@@ -127,7 +127,8 @@ struct SocketTests {
         var logged: [LoggedEvent] = []
         for _ in 0..<500 where logged.isEmpty {
             logged = try store.events(after: 0, limit: 10)
-            if logged.isEmpty { usleep(10_000) }
+            // Suspend, not block: the periodic commit runs on the concurrency pool.
+            if logged.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
         }
         #expect(logged.map(\.sequence) == [1])
         let page = T.parse(try client.request("GET", "/v1/events").body)
