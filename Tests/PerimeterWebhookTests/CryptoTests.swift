@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterServer
 
 private func hexBytes(_ text: String) -> [UInt8] {

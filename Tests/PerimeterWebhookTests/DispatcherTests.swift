@@ -4,6 +4,7 @@ import PerimeterGeoJSON
 import PerimeterService
 import PerimeterSQLite
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterServer
 
 private let secret = "test-secret-0123456789"

@@ -5,6 +5,7 @@ import PerimeterGeoJSON
 import PerimeterGeometry
 import PerimeterService
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterServer
 
 private func event(_ kind: GeofenceEventKind, device: String = "d1", fence: String = "a") -> GeofenceEvent {

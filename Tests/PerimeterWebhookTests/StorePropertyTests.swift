@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterServer
 
 /// The obvious model of a webhook store: plain arrays, searched linearly.

@@ -1,6 +1,7 @@
 import Foundation
 import PerimeterSQLite
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterServer
 
 /// The stores under test; SQLite ones use a fresh file each.

@@ -4,30 +4,6 @@ import PerimeterFences
 import PerimeterGeoJSON
 import PerimeterService
 
-/// A tiny seeded generator (SplitMix64) so tests are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// A fresh temporary folder, removed when the value is released.
-final class TemporaryFolder {
-    let url: URL
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("perimeter-webhooks-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-}
-
 /// A square polygon fence of half-size `half` degrees, optionally in a group.
 func square(_ id: String, latitude: Double, longitude: Double, half: Double = 0.01, group: String? = nil) -> GeoJSON.Feature {
     let ring = [(-1.0, -1.0), (1, -1), (1, 1), (-1, 1), (-1, -1)].map {
