@@ -27,6 +27,8 @@ public final class PerimeterServer: Sendable {
     let heartbeat: Mutex<Task<Void, Never>?>
     let stopped = Atomic<Bool>(false)
     let feederDone = DispatchSemaphore(value: 0)
+    /// The thread the feeder and the heartbeat run on (never the shared pool: see ``ThreadExecutor``).
+    let background = ThreadExecutor(name: "perimeter-server-background")
 
     /// Opens the store, configures the service and starts listening.
     /// - Throws: ``ServerError`` for a non-loopback address without tokens, a store that cannot be opened,
@@ -90,7 +92,8 @@ public final class PerimeterServer: Sendable {
         let events = service.events()
         let hub = api.hub
         let done = feederDone
-        feeder = Mutex(Task.detached {
+        let background = self.background
+        feeder = Mutex(Task.detached(executorPreference: background) {
             for await logged in events {
                 metrics.recordEvent(type: logged.event.kind.rawValue)
                 hub.publish(logged)
@@ -99,7 +102,7 @@ public final class PerimeterServer: Sendable {
         })
         let interval = max(0.05, configuration.api.heartbeatInterval)
         let commitInterval = configuration.commitInterval.map { max(0.001, $0) }
-        heartbeat = Mutex(Task.detached {
+        heartbeat = Mutex(Task.detached(executorPreference: background) {
             var sinceBeat = 0.0
             while !Task.isCancelled {
                 let step = min(interval - sinceBeat, commitInterval ?? interval)
@@ -124,6 +127,7 @@ public final class PerimeterServer: Sendable {
             feeder.withLock { $0?.cancel() }
             _ = feederDone.wait(timeout: .now() + 5)
             try? service.close()
+            background.shutdown()
             throw ServerError(error.message)
         }
         do throws(WebhookError) {
@@ -145,6 +149,7 @@ public final class PerimeterServer: Sendable {
         feeder.withLock { $0?.cancel() }
         _ = feederDone.wait(timeout: .now() + 5)
         try? service.close()
+        background.shutdown()
     }
 
     /// The port listened on.
