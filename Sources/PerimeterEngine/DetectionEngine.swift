@@ -135,10 +135,17 @@ public struct DetectionEngine: Sendable {
         if replaced { rescheduleDwells(inSlot: slot) }
     }
 
-    /// Adds or replaces several fences; the index is rebuilt once.
+    /// Adds or replaces several fences; the index is rebuilt once, now.
     public mutating func upsert<S: Sequence>(contentsOf newFences: S) where S.Element == Fence {
         for fence in newFences { upsert(fence) }
+        prepareIndex()
     }
+
+    /// Rebuilds the fence index now if fences changed since it was built (otherwise the next update
+    /// pays for it). Call it after changing fences to keep that cost off the update path.
+    ///
+    /// - Complexity: O(total vertices) when fences changed, O(1) otherwise.
+    public mutating func prepareIndex() { fences.prepare() }
 
     /// Stops watching the fence with `id`. Presence in it is dropped and no event is emitted.
     /// - Returns: the removed fence, or `nil` when the engine watched no such fence.

@@ -43,6 +43,7 @@ extension GeofencingService {
                     expiresAt: fence.expiresAt?.timeIntervalSince1970,
                     additionSequence: c.engine.additionSequence(of: fence.id))))
             }
+            c.engine.prepareIndex()  // pay for the index here, not on the next update
             return c.commitIfDue(store, force: true)
         }
         if let failure {
