@@ -72,20 +72,8 @@ public final class SQLiteGeofencingStore: GeofencingStore {
                                           "\(path) is damaged (integrity check: \(result)); it was left untouched. Restore it from a backup or move it away")
                 }
             }
-            let mode = try db.text("PRAGMA journal_mode = WAL") ?? ""
-            guard mode.lowercased() == "wal" else {
-                throw GeofencingError(.storageFailure, "\(path) cannot use write-ahead logging (journal mode is \(mode)); put it on a local file system")
-            }
-            try db.execute("PRAGMA synchronous = \(synchronous.rawValue)")
-            if version < Schema.version {
-                try db.inTransaction {
-                    for (index, migration) in Schema.migrations.enumerated() where Int64(index) >= version {
-                        try db.execute(migration)
-                    }
-                    try db.execute("PRAGMA application_id = \(Schema.applicationID)")
-                    try db.execute("PRAGMA user_version = \(Schema.version)")
-                }
-            }
+            try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
+                                              migrations: Schema.migrations, applicationID: Schema.applicationID)
         } catch let error as GeofencingError {
             throw error
         } catch let error as DatabaseError {

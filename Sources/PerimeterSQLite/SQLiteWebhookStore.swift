@@ -69,20 +69,8 @@ public final class SQLiteWebhookStore: Sendable {
                 throw GeofencingError(.incompatibleStorage,
                                       "\(path) has webhook schema version \(version), written by a newer Perimeter (this one supports up to \(migrations.count)); it was left untouched. Upgrade Perimeter")
             }
-            let mode = try db.text("PRAGMA journal_mode = WAL") ?? ""
-            guard mode.lowercased() == "wal" else {
-                throw GeofencingError(.storageFailure, "\(path) cannot use write-ahead logging (journal mode is \(mode)); put it on a local file system")
-            }
-            try db.execute("PRAGMA synchronous = \(synchronous.rawValue)")
-            if version < Int64(migrations.count) {
-                try db.inTransaction {
-                    for (index, migration) in migrations.enumerated() where Int64(index) >= version {
-                        try db.execute(migration)
-                    }
-                    try db.execute("PRAGMA application_id = \(Self.applicationID)")
-                    try db.execute("PRAGMA user_version = \(migrations.count)")
-                }
-            }
+            try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
+                                              migrations: migrations, applicationID: Self.applicationID)
         } catch let error as GeofencingError {
             throw error
         } catch let error as DatabaseError {
