@@ -308,21 +308,18 @@ public struct DetectionEngine: Sendable {
     mutating func evaluate(deviceSlot: Int32, time t: Double, coordinate: Coordinate,
                                    inside now: [FenceSet.Slot], into events: inout [GeofenceEvent]) {
         let d = Int(deviceSlot)
+        // Fast path, in place (most updates): the device is inside exactly the fences it was inside,
+        // none of which expired or has a dwell falling due.
+        if isUnchanged(device: d, now, at: t) {
+            devices[d].finish(time: t, coordinate: coordinate)
+            return
+        }
+
         var state = devices[d]
         devices[d].inside = []  // keep the array uniquely referenced while we edit `state`
 
         // 1. Dwells due by t, ordered by time then fence id.
         fireDueDwells(of: &state, by: t, coordinate: coordinate, into: &events)
-
-        // Fast path: the device is inside exactly the fences it was inside, none of which expired.
-        if state.inside.count == now.count,
-           zip(state.inside, now).allSatisfy({ m, slot in
-               m.slot == slot && fences.isActive(slot: slot, at: t)
-           }) {
-            state.finish(time: t, coordinate: coordinate)
-            devices[d] = state
-            return
-        }
 
         // 2 and 3. Merge the old and new (ascending) slot lists.
         var kept: [Membership] = []
@@ -373,6 +370,27 @@ public struct DetectionEngine: Sendable {
         state.inside = kept
         state.finish(time: t, coordinate: coordinate)
         devices[d] = state
+    }
+
+    /// Whether an update at `t` inside exactly the slots `now` changes nothing for device `d` but its
+    /// last time and position: same slots as before, all active at `t`, no dwell due by `t`.
+    /// (Reads the stored properties directly: a helper taking `self` whole made the compiler copy the
+    /// engine on every update.)
+    @inline(__always)
+    private mutating func isUnchanged(device d: Int, _ now: [FenceSet.Slot], at t: Double) -> Bool {
+        let count = devices[d].inside.count
+        guard count == now.count else { return false }
+        let defaultDwell = configuration.defaultDwellTime
+        var i = 0
+        while i < count {
+            let m = devices[d].inside[i]
+            guard m.slot == now[i] else { return false }
+            let traits = fences.traits(ofSlot: m.slot)
+            guard traits.exists, t < traits.expiry else { return false }
+            if !m.hasDwelled, let dwell = traits.dwellTime(or: defaultDwell), m.entryTime + dwell <= t { return false }
+            i += 1
+        }
+        return true
     }
 
     /// Appends the dwells of `state` due by `t` (time order, then fence id) and marks them fired.

@@ -20,9 +20,9 @@ extension RegionIndex {
         self.grid = builder.grid
         self.alwaysTested = builder.alwaysTested
         self.seamCandidates = builder.seamCandidates
-        let (cellStart, entries) = builder.groupEntriesByCell()
+        let (cellStart, entries, edges) = builder.groupEntriesByCell()
         self.cellStart = cellStart
         self.entries = entries
-        self.edges = builder.edges
+        self.edges = edges
     }
 }

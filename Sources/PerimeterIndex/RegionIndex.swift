@@ -49,7 +49,7 @@ public struct RegionIndex: Sendable {
     ///   inside the cell, independent of the number of regions elsewhere; no allocation when
     ///   `result` has enough capacity.
     public func regions(containing point: Coordinate, into result: inout [Int32]) {
-        result.removeAll(keepingCapacity: true)
+        if !result.isEmpty { result.removeAll(keepingCapacity: true) }
         let x = point.longitude, y = point.latitude
         if x.isNaN || y.isNaN { return }
         guard x > -180, x < 180, y >= -90, y <= 90 else {
