@@ -104,7 +104,7 @@ public struct DetectionEngine: Sendable {
         self.configuration = configuration
         self.fences.prepare()
         scratch.reserveCapacity(64)
-        if !configuration.options.isOff || self.fences.fences.contains(where: { !$0.options.isOff }) {
+        if !configuration.options.isOff || self.fences.containsFenceOptions {
             usesOptions = true
         }
     }

@@ -17,6 +17,8 @@ public struct FenceSet: Sendable {
     private var slotByID: [FenceID: Slot] = [:]
     private var index = RegionIndex(regions: [])
     private var indexIsStale = false
+    /// How many fences set detection options of their own.
+    private var fencesWithOptions = 0
 
     /// An empty set.
     public init() {}
@@ -31,6 +33,10 @@ public struct FenceSet: Sendable {
 
     /// Whether the set holds no fence.
     public var isEmpty: Bool { slotByID.isEmpty }
+
+    /// Whether some fence sets detection options of its own (``Fence/options`` not all off).
+    /// - Complexity: O(1).
+    public var containsFenceOptions: Bool { fencesWithOptions > 0 }
 
     /// The fences, in slot order (the order they were first added).
     public var fences: [Fence] { slots.compactMap { $0 } }
@@ -71,7 +77,9 @@ public struct FenceSet: Sendable {
     @discardableResult
     public mutating func upsert(_ fence: Fence) -> (slot: Slot, replaced: Bool) {
         indexIsStale = true
+        if !fence.options.isOff { fencesWithOptions += 1 }
         if let slot = slotByID[fence.id] {
+            if let old = slots[Int(slot)], !old.options.isOff { fencesWithOptions -= 1 }
             slots[Int(slot)] = fence
             traits[Int(slot)] = SlotTraits(fence)
             return (slot, true)
@@ -89,6 +97,7 @@ public struct FenceSet: Sendable {
         guard let slot = slotByID.removeValue(forKey: id), let fence = slots[Int(slot)] else { return nil }
         slots[Int(slot)] = nil
         traits[Int(slot)] = .empty
+        if !fence.options.isOff { fencesWithOptions -= 1 }
         indexIsStale = true
         return (fence, slot)
     }
@@ -98,6 +107,7 @@ public struct FenceSet: Sendable {
         slots = Array(repeating: nil, count: slots.count)
         traits = Array(repeating: .empty, count: traits.count)
         slotByID = [:]
+        fencesWithOptions = 0
         indexIsStale = true
     }
 
