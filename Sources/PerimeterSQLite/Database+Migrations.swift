@@ -1,6 +1,39 @@
 import PerimeterService
 
 extension Database {
+    /// What a store expects of its file: the application id it stamps, the schema versions it knows,
+    /// and how to name the file in messages.
+    struct Ownership {
+        /// `PRAGMA application_id` of the store's files.
+        var applicationID: Int64
+        /// The newest schema version this build can read.
+        var supportedVersion: Int64
+        /// What the file should be, for messages ("a Perimeter store").
+        var description: String
+        /// What to do when the file belongs to someone else.
+        var foreignAdvice: String
+    }
+
+    /// Checks that the open file is empty or one of the store's own, at a schema version this build
+    /// can read; the file is not changed.
+    /// - Returns: the file's schema version and its number of schema objects.
+    /// - Throws: ``GeofencingError/Code/incompatibleStorage`` for another application's database or
+    ///   a newer schema; `DatabaseError` for anything SQLite refuses.
+    func checkOwnership(path: String, _ ownership: Ownership) throws -> (version: Int64, schemaObjects: Int64) {
+        let applicationID = try integer("PRAGMA application_id") ?? 0
+        let version = try integer("PRAGMA user_version") ?? 0
+        let objects = try integer("SELECT count(*) FROM sqlite_master") ?? 0
+        if applicationID != ownership.applicationID && (applicationID != 0 || objects > 0) {
+            throw GeofencingError(.incompatibleStorage,
+                                  "\(path) is an SQLite database of another application (application id \(applicationID), \(objects) schema objects), not \(ownership.description); it was left untouched. \(ownership.foreignAdvice)")
+        }
+        if version > ownership.supportedVersion {
+            throw GeofencingError(.incompatibleStorage,
+                                  "\(path) has schema version \(version), written by a newer Perimeter (this one supports up to \(ownership.supportedVersion)); it was left untouched. Upgrade Perimeter")
+        }
+        return (version, objects)
+    }
+
     /// Switches the connection to write-ahead logging with `synchronous`, then brings a schema at
     /// `version` up to `migrations.count` (migration *n* turns version *n − 1* into *n*) and stamps
     /// `applicationID` and the new version, all in one transaction.

@@ -54,17 +54,9 @@ public final class SQLiteGeofencingStore: GeofencingStore {
     private static func prepare(_ db: Database, path: String, synchronous: Synchronous,
                                 verifyIntegrity: Bool) throws(GeofencingError) {
         do {
-            let applicationID = try db.integer("PRAGMA application_id") ?? 0
-            let version = try db.integer("PRAGMA user_version") ?? 0
-            let tables = try db.integer("SELECT count(*) FROM sqlite_master") ?? 0
-            if applicationID != Schema.applicationID && (applicationID != 0 || tables > 0) {
-                throw GeofencingError(.incompatibleStorage,
-                                      "\(path) is an SQLite database of another application (application id \(applicationID), \(tables) schema objects), not a Perimeter store; it was left untouched. Choose another path")
-            }
-            if version > Schema.version {
-                throw GeofencingError(.incompatibleStorage,
-                                      "\(path) has schema version \(version), written by a newer Perimeter (this one supports up to \(Schema.version)); it was left untouched. Upgrade Perimeter")
-            }
+            let (version, tables) = try db.checkOwnership(path: path, Database.Ownership(
+                applicationID: Schema.applicationID, supportedVersion: Schema.version,
+                description: "a Perimeter store", foreignAdvice: "Choose another path"))
             if verifyIntegrity, tables > 0 {
                 let result = try db.text("PRAGMA quick_check") ?? "no result"
                 guard result == "ok" else {

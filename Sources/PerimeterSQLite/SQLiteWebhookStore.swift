@@ -58,17 +58,9 @@ public final class SQLiteWebhookStore: Sendable {
     private static func prepare(_ db: Database, path: String,
                                 synchronous: SQLiteGeofencingStore.Synchronous) throws(GeofencingError) {
         do {
-            let applicationID = try db.integer("PRAGMA application_id") ?? 0
-            let version = try db.integer("PRAGMA user_version") ?? 0
-            let tables = try db.integer("SELECT count(*) FROM sqlite_master") ?? 0
-            if applicationID != Self.applicationID && (applicationID != 0 || tables > 0) {
-                throw GeofencingError(.incompatibleStorage,
-                                      "\(path) is not a Perimeter webhook database (application id \(applicationID), \(tables) schema objects); it was left untouched. Give the webhook store a file of its own")
-            }
-            if version > Int64(migrations.count) {
-                throw GeofencingError(.incompatibleStorage,
-                                      "\(path) has webhook schema version \(version), written by a newer Perimeter (this one supports up to \(migrations.count)); it was left untouched. Upgrade Perimeter")
-            }
+            let (version, _) = try db.checkOwnership(path: path, Database.Ownership(
+                applicationID: Self.applicationID, supportedVersion: Int64(migrations.count),
+                description: "a Perimeter webhook database", foreignAdvice: "Give the webhook store a file of its own"))
             try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
                                               migrations: migrations, applicationID: Self.applicationID)
         } catch let error as GeofencingError {
