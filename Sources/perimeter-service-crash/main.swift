@@ -1,6 +1,7 @@
 // perimeter-service-crash: a tiny driver for the crash test of the SQLite-backed GeofencingService.
 //
 //   perimeter-service-crash DB FENCES.geojson UPDATES.csv [--batch N] [--dwell SECONDS] [--group N] [--options]
+//                           [--progress]
 //
 // Opens (or creates) the store DB, adds the fences of FENCES.geojson when the store has none, then
 // streams UPDATES.csv (lines `device,seconds-since-1970,latitude,longitude`) into the service in
@@ -9,6 +10,8 @@
 // after a `log` line. Before streaming it prints `resuming at N` (N updates were already processed). `--group N` selects group commit every N updates instead of every call.
 // `--options` turns detection options on: debounce, repeated dwell, staleness, crossings, a reorder
 // window and duplicate suppression (so their state goes through the store too).
+// `--progress` prints `at N` after each batch (N updates handed to the service so far), so a test can
+// kill the process at a chosen point of the stream instead of after a guessed time.
 // Exit status: 0 on success, 1 with a message on stderr otherwise.
 import Foundation
 import PerimeterEngine
@@ -22,14 +25,16 @@ struct Failure: Error, CustomStringConvertible {
 }
 
 func parseArguments() throws -> (db: String, fences: String, updates: String, batch: Int, dwell: Double?, group: Int?,
-                                 options: Bool) {
+                                 options: Bool, progress: Bool) {
     var positional: [String] = []
-    var batch = 16, dwell: Double?, group: Int?, options = false
+    var batch = 16, dwell: Double?, group: Int?, options = false, progress = false
     var arguments = CommandLine.arguments.dropFirst()
     while let argument = arguments.popFirst() {
         switch argument {
         case "--options":
             options = true
+        case "--progress":
+            progress = true
         case "--batch", "--dwell", "--group":
             guard let value = arguments.popFirst(), let number = Double(value), number > 0 else {
                 throw Failure(description: "\(argument) needs a positive number")
@@ -40,9 +45,9 @@ func parseArguments() throws -> (db: String, fences: String, updates: String, ba
         }
     }
     guard positional.count == 3 else {
-        throw Failure(description: "usage: perimeter-service-crash DB FENCES.geojson UPDATES.csv [--batch N] [--dwell SECONDS] [--group N] [--options]")
+        throw Failure(description: "usage: perimeter-service-crash DB FENCES.geojson UPDATES.csv [--batch N] [--dwell SECONDS] [--group N] [--options] [--progress]")
     }
-    return (positional[0], positional[1], positional[2], batch, dwell, group, options)
+    return (positional[0], positional[1], positional[2], batch, dwell, group, options, progress)
 }
 
 func readUpdates(_ path: String) throws -> [LocationUpdate] {
@@ -88,6 +93,7 @@ func run() throws {
         let end = min(updates.count, next + arguments.batch)
         try service.process(updates[next..<end])
         next = end
+        if arguments.progress { FileHandle.standardOutput.write(Data("at \(next)\n".utf8)) }
     }
     try service.flush()
     var output = "log\n"

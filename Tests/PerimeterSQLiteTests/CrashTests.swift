@@ -55,37 +55,43 @@ struct CrashTests {
         try lines.joined(separator: "\n").write(toFile: folder.path("updates.csv"), atomically: true, encoding: .utf8)
     }
 
-    /// Runs the driver on `database`, killing it `killAfter` seconds after it starts streaming.
-    /// - Returns: its output and how long it streamed, or `nil` output when it was killed.
+    /// Runs the driver to the end, or — with `killAt` — kills it with SIGKILL as soon as it reports
+    /// having handed `killAt` updates to the service (it is then somewhere in the next batches: the
+    /// kill lands mid-stream whatever the machine's speed). Returns `nil` output when killed.
     static func run(_ driver: URL, folder: TemporaryFolder, database: String, options: Bool = false,
-                    killAfter: Double? = nil) throws -> (output: String?, streaming: Double) {
+                    killAt: Int? = nil) throws -> String? {
         let process = Process()
         process.executableURL = driver
         process.arguments = [folder.path(database), folder.path("fences.geojson"), folder.path("updates.csv"),
                              "--batch", "3", "--dwell", "40"] + (options ? ["--options"] : [])
+            + (killAt != nil ? ["--progress"] : [])
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        // Wait until it has opened the store and starts streaming.
         var text = Data()
-        while !text.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text.append(chunk)
-        }
-        let start = Date()
-        if let killAfter {
-            Thread.sleep(forTimeInterval: killAfter)
-            kill(process.processIdentifier, SIGKILL)
+        if let killAt {
+            var line = Data()
+            reading: while true {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                for byte in chunk {
+                    if byte != UInt8(ascii: "\n") { line.append(byte); continue }
+                    let words = String(decoding: line, as: UTF8.self).split(separator: " ")
+                    line.removeAll()
+                    if words.count == 2, words[0] == "at", let n = Int(words[1]), n >= killAt {
+                        kill(process.processIdentifier, SIGKILL)
+                        break reading
+                    }
+                }
+            }
         }
         text.append(output.fileHandleForReading.readDataToEndOfFile())
         let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        let streaming = Date().timeIntervalSince(start)
-        if process.terminationReason == .uncaughtSignal { return (nil, streaming) }
+        if process.terminationReason == .uncaughtSignal { return nil }
         #expect(process.terminationStatus == 0, "driver failed: \(problems)")
-        return (String(decoding: text, as: UTF8.self), streaming)
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The event ids of a driver's output, in log order.
@@ -103,8 +109,7 @@ struct CrashTests {
         let folder = TemporaryFolder()
         let count = options ? 6000 : 12000  // the options run only needs to show that their state survives
         try Self.writeScenario(in: folder, seed: seed, updates: count)
-        let (referenceOutput, duration) = try Self.run(driver, folder: folder, database: "reference.sqlite", options: options)
-        let reference = try #require(referenceOutput)
+        let reference = try #require(try Self.run(driver, folder: folder, database: "reference.sqlite", options: options))
         let expected = Self.eventIDs(reference)
         #expect(expected.count > 50)
         #expect(Set(expected).count == expected.count)
@@ -112,23 +117,25 @@ struct CrashTests {
         var rng = SplitMix64(seed: seed)
         var killed = 0
         var progress: [UInt64] = []
+        var reached = 0
         for _ in 0..<6 {
-            // Each killed run streams for at most 14 % of a whole run's streaming time, so the six together
-            // cannot finish the stream.
-            let delay = duration * Double.random(in: 0.02...0.14, using: &rng)
-            if try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options, killAfter: delay).output == nil {
+            // Each run is killed after streaming 2–14 % of the updates past where it resumed, so the six
+            // together cannot finish the stream.
+            reached = min(count - 1, reached + Int(Double(count) * Double.random(in: 0.02...0.14, using: &rng)))
+            if try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options, killAt: reached) == nil {
                 killed += 1
             }
             if FileManager.default.fileExists(atPath: folder.path("crashed.sqlite")) {
                 let store = try SQLiteGeofencingStore(path: folder.path("crashed.sqlite"))
                 progress.append(try store.load().processedUpdates)
                 store.close()
+                reached = Int(progress.last ?? 0)
             }
         }
-        #expect(killed >= 4, "most runs should have been killed mid-stream (killed \(killed) of 6)")
+        #expect(killed == 6, "every run should have been killed mid-stream (killed \(killed) of 6)")
         let midway = Set(progress.filter { $0 > 0 && $0 < UInt64(count) })
         #expect(midway.count >= 3, "kills should land at different points of the stream: \(progress)")
-        let final = try #require(try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options).output)
+        let final = try #require(try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options))
         let actual = Self.eventIDs(final)
         #expect(actual.count == expected.count)
         #expect(actual == expected)
