@@ -6,7 +6,10 @@ public struct GeofencingOptions: Hashable, Sendable {
     /// When the store commits what the service did (see docs/service.md, "Durability").
     public enum Durability: Hashable, Sendable {
         /// Every call that changes state commits before it returns: when `process` returns, its updates,
-        /// the state they produced and their events are in the store.
+        /// the state they produced and their events are in the store. Calls made at the same time from
+        /// several threads share commits: a `process` call whose changes were written by another call's
+        /// commit returns without a commit of its own (each still returns only once its changes are
+        /// stored), so concurrent callers pay for fewer transactions than calls.
         case everyCall
         /// Group commit: changes accumulate in memory and are committed once at least this many updates
         /// are pending (and by ``GeofencingService/flush()``, feature and consent changes, and `close`).

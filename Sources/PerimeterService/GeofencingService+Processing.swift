@@ -48,7 +48,7 @@ extension GeofencingService {
 
     private func processBatch<Updates: Collection>(_ batch: Updates) throws(GeofencingError) -> BatchResult
     where Updates.Element == LocationUpdate {
-        let (result, failure) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, GeofencingError?) in
+        let (result, ticket, lockedFailure) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, UInt64?, GeofencingError?) in
             let options = try c.configured()
             try Self.checkConsent(batch, c, options)
             var result = BatchResult()
@@ -79,11 +79,27 @@ extension GeofencingService {
             c.processedUpdates += UInt64(batch.count)
             c.pending.processedUpdatesChanged = true
             c.pending.updates += batch.count
-            return (result, c.commitIfDue(store))
+            // Every-call durability commits after the lock is released once, so that calls made
+            // meanwhile by other threads join the same commit (see `commitShared`).
+            if case .everyCall = options.durability { return (result, c.commitGeneration, nil) }
+            return (result, nil, c.commitIfDue(store))
         }
+        let failure = ticket.map(commitShared) ?? lockedFailure
         notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
         if let failure { throw failure }
         return result
+    }
+
+    /// Commits the changes made while the commit generation was `ticket`, unless a commit (by any
+    /// thread) already stored them: threads that process at the same time queue on the lock while
+    /// one of them commits, then find their changes stored and return without a transaction.
+    /// - Returns: the commit's error, if this call committed and the commit failed (the changes stay
+    ///   pending for the next commit).
+    private func commitShared(_ ticket: UInt64) -> GeofencingError? {
+        core.withLock { (c: inout ServiceCore) -> GeofencingError? in
+            guard c.commitGeneration == ticket else { return nil }
+            return c.commitIfDue(store, force: true)
+        }
     }
 
     /// Fires every dwell due by `time` for devices that sent no update since (their presence holds).

@@ -47,6 +47,8 @@ struct ServiceCore {
     var committedAcceptedSequence: Int64 = 0
     var committedArrivals: UInt64 = 0
     var pending = PendingChanges()
+    /// Successful commits so far: changes made while this is *g* are stored once it exceeds *g*.
+    var commitGeneration: UInt64 = 0
     var observers: [any GeofencingObserver] = []
     var streams: [Int: AsyncStream<LoggedEvent>.Continuation] = [:]
     var nextStreamID = 0
@@ -113,6 +115,7 @@ struct ServiceCore {
         committedAcceptedSequence = acceptedSequence
         committedArrivals = arrivals
         pending = PendingChanges()
+        commitGeneration &+= 1
     }
 
     // MARK: - Loading
