@@ -40,11 +40,21 @@ struct StableHash {
     /// The hash as 32 lower-case hex digits.
     var hex: String {
         let first = StableHash.mix(a ^ (b >> 1)), second = StableHash.mix(b ^ a)
-        return StableHash.hex16(first) + StableHash.hex16(second)
+        return String(unsafeUninitializedCapacity: 32) { buffer in
+            StableHash.writeHex(first, into: buffer, at: 0)
+            StableHash.writeHex(second, into: buffer, at: 16)
+            return 32
+        }
     }
 
-    private static func hex16(_ value: UInt64) -> String {
-        let text = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - text.count) + text
+    /// Writes `value` as 16 lower-case hex digits (leading zeros kept) at `offset`.
+    @inline(__always)
+    private static func writeHex(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+        let digits: StaticString = "0123456789abcdef"
+        digits.withUTF8Buffer { digits in
+            for i in 0..<16 {
+                buffer[offset + i] = digits[Int((value >> UInt64(60 - 4 * i)) & 0xF)]
+            }
+        }
     }
 }
