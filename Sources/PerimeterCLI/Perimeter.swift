@@ -17,6 +17,7 @@ public enum Perimeter {
       replay     Replay recorded tracks against fences and print the events
       validate   Check a fence file and report every problem
       demo       Run the built-in demo: a drive through named areas, events printed and drawn
+                 (--serve: live, on a server's map page)
       study      Run a detection-quality study (noise, sparse) and print a Markdown table
       serve      Serve the REST API, live event stream and metrics over HTTP
 
