@@ -2,7 +2,8 @@
 public struct HTTPRequest: Sendable {
     /// The method, as sent (`GET`, `POST` …).
     public var method: String
-    /// The path without the query string, percent-decoded by the transport (`/v1/fences/park`).
+    /// The path without the query string, as the client sent it: still percent-encoded
+    /// (`/v1/fences/depots%2Fnorth`), so a router splits it on `/` before decoding each segment.
     public var path: String
     /// The query arguments, decoded; a repeated name keeps its last value, `?flag` has the value `""`.
     public var query: [String: String]
@@ -25,6 +26,19 @@ public struct HTTPRequest: Sendable {
         var lowered: [String: String] = [:]
         for (name, value) in headers { lowered[name.lowercased()] = value }
         self.headers = lowered
+        self.body = body
+        self.remoteAddress = remoteAddress
+        self.isBodyTooLarge = isBodyTooLarge
+    }
+
+    /// Creates a request whose header names are already lower-cased (the transport's path: it lower-cases
+    /// while copying them, so the dictionary is not built twice).
+    init(method: String, path: String, query: [String: String], lowercasedHeaders: [String: String], body: [UInt8],
+         remoteAddress: String, isBodyTooLarge: Bool) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = lowercasedHeaders
         self.body = body
         self.remoteAddress = remoteAddress
         self.isBodyTooLarge = isBodyTooLarge

@@ -1,4 +1,7 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What the transport keeps for one request between libmicrohttpd's calls.
 final class RequestContext: @unchecked Sendable {
@@ -6,6 +9,16 @@ final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
     var tooLarge = false
     var fields: [String: String] = [:]
+
+    /// Adds one field; a repeated name keeps its values joined with `", "`.
+    func collect(_ name: String, _ value: UnsafePointer<CChar>?) {
+        let text = value.map { String(cString: $0) } ?? ""
+        if let previous = fields[name] {
+            fields[name] = previous + ", " + text
+        } else {
+            fields[name] = text
+        }
+    }
 }
 
 extension HTTPServer {
@@ -49,17 +62,28 @@ extension HTTPServer {
         server.state.withLock { $0.inFlight -= 1 }
     }
 
-    /// Collects header or query fields into the context's scratch dictionary.
+    /// Collects query fields into the context's scratch dictionary.
     static let fieldCollector: MHD_KeyValueIterator = { cls, _, key, value in
         guard let cls, let key else { return .YES }
         let context = Unmanaged<RequestContext>.fromOpaque(cls).takeUnretainedValue()
-        let name = String(cString: key)
-        let text = value.map { String(cString: $0) } ?? ""
-        if let previous = context.fields[name] {
-            context.fields[name] = previous + ", " + text
-        } else {
-            context.fields[name] = text
+        context.collect(String(cString: key), value)
+        return .YES
+    }
+
+    /// Collects headers into the context's scratch dictionary, names lower-cased here (once, while
+    /// copying them out of libmicrohttpd) so that ``HTTPRequest`` need not rebuild the dictionary.
+    static let headerCollector: MHD_KeyValueIterator = { cls, _, key, value in
+        guard let cls, let key else { return .YES }
+        let context = Unmanaged<RequestContext>.fromOpaque(cls).takeUnretainedValue()
+        let length = strlen(key)
+        let name = String(unsafeUninitializedCapacity: length) { buffer in
+            for index in 0..<length {
+                let byte = UInt8(bitPattern: key[index])
+                buffer[index] = byte >= 65 && byte <= 90 ? byte + 32 : byte
+            }
+            return length
         }
+        context.collect(name, value)
         return .YES
     }
 
@@ -82,18 +106,19 @@ extension HTTPServer {
                      context: RequestContext) -> HTTPRequest {
         let opaque = Unmanaged.passUnretained(context).toOpaque()
         context.fields = [:]
-        MHD_get_connection_values(connection, .HEADER_KIND, Self.fieldCollector, opaque)
+        MHD_get_connection_values(connection, .HEADER_KIND, Self.headerCollector, opaque)
         let headers = context.fields
         context.fields = [:]
         MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, Self.fieldCollector, opaque)
         let query = context.fields
         context.fields = [:]
-        var address = [CChar](repeating: 0, count: 64)
-        perimeter_mhd_client_address(connection, &address, address.count)
-        let remote = address.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let remote = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { address in
+            perimeter_mhd_client_address(connection, address.baseAddress!, address.count)
+            return String(cString: address.baseAddress!)
+        }
         return HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
                            path: url.map { String(cString: $0) } ?? "/",
-                           query: query, headers: headers,
+                           query: query, lowercasedHeaders: headers,
                            body: context.tooLarge ? [] : context.body,
                            remoteAddress: remote, isBodyTooLarge: context.tooLarge)
     }

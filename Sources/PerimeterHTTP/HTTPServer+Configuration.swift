@@ -11,15 +11,21 @@ extension HTTPServer {
         public var maximumBodySize: Int
         /// Seconds after which an idle connection is closed (0: never).
         public var connectionTimeout: Int
+        /// Most connections open at once (streams included), shared evenly by the pool's threads;
+        /// further clients wait in the listen backlog until one closes. The server raises the process's
+        /// soft limit on open descriptors toward this (within the hard limit), and lowers the connection
+        /// limit to what the descriptors allow.
+        public var maximumConnections: Int
 
         /// Creates a configuration.
         public init(address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
-                    maximumBodySize: Int = 16 << 20, connectionTimeout: Int = 60) {
+                    maximumBodySize: Int = 16 << 20, connectionTimeout: Int = 60, maximumConnections: Int = 4096) {
             self.address = address
             self.port = port
             self.threads = threads
             self.maximumBodySize = maximumBodySize
             self.connectionTimeout = connectionTimeout
+            self.maximumConnections = maximumConnections
         }
     }
 }

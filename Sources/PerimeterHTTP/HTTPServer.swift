@@ -5,6 +5,13 @@ import Synchronization
 /// An HTTP/1.1 server on libmicrohttpd: an internal thread pool, keep-alive, streamed responses and a
 /// graceful stop. Requests are handed to one synchronous handler on the pool's threads.
 ///
+/// ``HTTPRequest/path`` is the path exactly as the client sent it (still percent-encoded), so that a
+/// router can split it on `/` before decoding each segment: `/v1/fences/a%2Fb` has the two segments
+/// `v1`, `fences` and one more that decodes to `a/b`. Query arguments are decoded.
+///
+/// Open streams cost no thread (their connections are suspended while idle); the number of
+/// connections is bounded by ``Configuration/maximumConnections`` and the descriptor limit.
+///
 /// ```swift
 /// let server = try HTTPServer(configuration: .init(port: 0)) { request in
 ///     HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("hello".utf8))
@@ -37,10 +44,10 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.handler = handler
         let context = Unmanaged.passUnretained(self).toOpaque()
-        let daemon = perimeter_mhd_start(
+        let daemon = perimeter_mhd_start_limited(
             configuration.address, configuration.port, UInt32(max(1, configuration.threads)),
-            UInt32(max(0, configuration.connectionTimeout)),
-            Self.accessHandler, context, Self.completedHandler, context)
+            UInt32(max(0, configuration.connectionTimeout)), UInt32(Self.connectionLimit(configuration)),
+            Self.rawPathAccessHandler, context, Self.completedHandler, context)
         guard let daemon else {
             throw HTTPServerError(
                 "cannot listen on \(configuration.address) port \(configuration.port): the address must be an IPv4 or IPv6 literal, the port free and permitted")
@@ -83,6 +90,24 @@ public final class HTTPServer: Sendable {
         }
         MHD_stop_daemon(daemon.pointer)
         if socket >= 0 { close(socket) }
+    }
+
+    /// The connection limit handed to libmicrohttpd: the configured one, after raising the soft
+    /// descriptor limit toward it, lowered to what the descriptors allow (each connection needs one,
+    /// plus a reserve for the store, listening socket and the pool's wake-up channels).
+    static func connectionLimit(_ configuration: Configuration) -> Int {
+        let wanted = max(1, configuration.maximumConnections)
+        let reserve = 64 + 2 * max(1, configuration.threads)
+        let available = perimeter_raise_descriptor_limit(UInt64(wanted + reserve))
+        let allowed = available > UInt64(reserve + 16) ? Int(min(available - UInt64(reserve), UInt64(Int32.max))) : 16
+        return min(wanted, allowed)
+    }
+
+    /// Hands libmicrohttpd's request to ``accessHandler`` with the raw (undecoded) request path in
+    /// place of the decoded one, so ids containing `/` (sent as `%2F`) can be routed.
+    static let rawPathAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadSize, contextSlot in
+        let raw = connection.flatMap { perimeter_mhd_raw_path($0) }
+        return accessHandler(cls, connection, raw ?? url, method, version, uploadData, uploadSize, contextSlot)
     }
 
     func register(_ stream: HTTPStream) {

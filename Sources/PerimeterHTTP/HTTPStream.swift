@@ -19,9 +19,15 @@ public final class HTTPStream: Sendable {
 
     let state = Mutex(State())
     let closeHandler = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Most bytes buffered for a client that does not read: a write that would pass it finishes the
+    /// stream instead (what was buffered is still sent, then the stream ends), so a stalled client
+    /// costs bounded memory; an SSE client then reconnects and resumes.
+    public let bufferLimit: Int
 
-    /// Creates an open stream.
-    public init() {}
+    /// Creates an open stream buffering at most `bufferLimit` unsent bytes (8 MiB).
+    public init(bufferLimit: Int = 8 << 20) {
+        self.bufferLimit = max(1, bufferLimit)
+    }
 
     /// Calls `handler` once when the stream closes (client gone, server stopping, or finished and sent).
     public func onClose(_ handler: @escaping @Sendable () -> Void) {
@@ -34,11 +40,16 @@ public final class HTTPStream: Sendable {
     }
 
     /// Appends `bytes` to the stream.
-    /// - Returns: `false` when the stream is closed or finished (the bytes are dropped).
+    /// - Returns: `false` when the stream is closed or finished (the bytes are dropped), or when the
+    ///   unsent bytes would pass ``bufferLimit`` (the bytes are dropped and the stream finishes).
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
         let (accepted, resume) = state.withLock { s -> (Bool, CHandle?) in
             guard !s.closed, !s.finished else { return (false, nil) }
+            guard s.buffer.count - s.offset + bytes.count <= bufferLimit else {
+                s.finished = true
+                return (false, s.takeSuspended())
+            }
             s.buffer.append(contentsOf: bytes)
             return (true, s.takeSuspended())
         }

@@ -3,7 +3,8 @@ import PerimeterFences
 import PerimeterService
 
 /// Which events a stream client wants: each non-empty set must contain the event's value
-/// (query parameters `device`, `fence`, `group`, `type`, each comma-separated or repeated).
+/// (query parameters `device`, `fence`, `group`, `type`, each comma-separated or repeated), and whether
+/// it also wants device positions (`locations=true`).
 public struct EventFilter: Hashable, Sendable {
     /// Device ids, or empty for all.
     public var devices: Set<String>
@@ -13,13 +14,18 @@ public struct EventFilter: Hashable, Sendable {
     public var groups: Set<String>
     /// Event types (`entry`, `dwell`, `exit` …), or empty for all.
     public var types: Set<String>
+    /// Whether the client also receives `event: location` messages (the positions of accepted
+    /// updates, throttled per device). Only ``devices`` applies to them.
+    public var locations: Bool
 
-    /// Creates a filter; empty sets match everything.
-    public init(devices: Set<String> = [], fences: Set<String> = [], groups: Set<String> = [], types: Set<String> = []) {
+    /// Creates a filter; empty sets match everything; no positions unless `locations`.
+    public init(devices: Set<String> = [], fences: Set<String> = [], groups: Set<String> = [], types: Set<String> = [],
+                locations: Bool = false) {
         self.devices = devices
         self.fences = fences
         self.groups = groups
         self.types = types
+        self.locations = locations
     }
 
     /// Whether `logged` (whose fence's group is `group`) passes.

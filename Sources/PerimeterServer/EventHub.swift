@@ -11,36 +11,68 @@ import Synchronization
 /// Frames are `id: <sequence>`, `event: <type>`, `data: <event JSON>`; heartbeats are SSE comments.
 /// A client resuming after sequence N first receives the logged events after N (read from the store),
 /// then the live ones, each exactly once and in sequence order.
+///
+/// Clients that asked for positions (``EventFilter/locations``) also get `event: location` messages
+/// (``publishLocations(_:)``) without an `id:` line, so `Last-Event-ID` keeps counting events only. They
+/// are throttled per device: at most one per ``locationInterval`` seconds, the latest position winning,
+/// and the last position of a burst is always sent (after the interval).
+///
+/// Fan-out cost: one frame is built per event and appended to each matching client's buffer; a client
+/// whose buffer passes ``HTTPStream/bufferLimit`` (it stopped reading) is disconnected, and resumes
+/// with `Last-Event-ID` without missing anything.
 public final class EventHub: Sendable {
-    struct Subscriber {
-        var stream: HTTPStream
-        var filter: EventFilter
+    /// One connected client; its fields are touched only under the hub's lock.
+    final class Subscriber: @unchecked Sendable {
+        let stream: HTTPStream
+        let filter: EventFilter
         var catchingUp: Bool
-        var pending: [(LoggedEvent, String?)]
+        var pending: [(LoggedEvent, String?)] = []
         var lastSent: Int64
+
+        init(stream: HTTPStream, filter: EventFilter, catchingUp: Bool, lastSent: Int64) {
+            self.stream = stream
+            self.filter = filter
+            self.catchingUp = catchingUp
+            self.lastSent = lastSent
+        }
+    }
+
+    /// Where a device's position messages stand in the throttle.
+    struct Throttle {
+        /// Monotonic seconds of the last message sent for the device.
+        var lastSent: Double
+        /// A newer position waiting for the interval to pass.
+        var waiting: LocationUpdate?
     }
 
     struct State {
         var subscribers: [Int: Subscriber] = [:]
+        var locationSubscribers = 0
         var nextID = 0
         var lastPublished: Int64 = 0
         var closed = false
+        var throttles: [DeviceID: Throttle] = [:]
+        var flushScheduled = false
     }
 
     let state = Mutex(State())
     let service: GeofencingService
     let metrics: Metrics
+    /// Least time in seconds between two `location` messages of one device.
+    public let locationInterval: Double
 
-    /// A hub for `service`'s events.
-    public init(service: GeofencingService, metrics: Metrics) {
+    /// A hub for `service`'s events; `locationInterval` throttles position messages per device.
+    public init(service: GeofencingService, metrics: Metrics, locationInterval: Double = 0.25) {
         self.service = service
         self.metrics = metrics
+        self.locationInterval = max(0, locationInterval)
     }
 
     /// Connected clients.
     public var clientCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Sends a live event to every matching client (called in sequence order by one feeder).
+    /// - Complexity: O(clients); the frame is encoded once.
     public func publish(_ logged: LoggedEvent) {
         let fence = (try? service.fence(id: logged.event.fence)) ?? nil
         let group = fence?.group
@@ -48,32 +80,63 @@ public final class EventHub: Sendable {
         state.withLock { s in
             s.lastPublished = max(s.lastPublished, logged.sequence)
             var gone: [Int] = []
-            for (id, var subscriber) in s.subscribers {
+            for (id, subscriber) in s.subscribers {
                 if subscriber.catchingUp {
                     subscriber.pending.append((logged, group))
-                    s.subscribers[id] = subscriber
                     continue
                 }
                 guard logged.sequence > subscriber.lastSent else { continue }
                 subscriber.lastSent = logged.sequence
-                s.subscribers[id] = subscriber
                 if subscriber.filter.matches(logged, group: group),
                    !subscriber.stream.write(frame) {
                     gone.append(id)
                 }
             }
-            for id in gone { s.subscribers[id] = nil }
+            for id in gone { Self.remove(id, from: &s) }
         }
+    }
+
+    /// Sends the positions of accepted updates as `event: location` messages to the clients that asked
+    /// for them, throttled per device (see the type's documentation). Call it after the service
+    /// accepted the updates, in their order; rejected updates must not be passed.
+    /// - Complexity: O(updates + clients × devices sent).
+    public func publishLocations<Updates: Sequence>(_ updates: Updates) where Updates.Element == LocationUpdate {
+        let now = Self.now()
+        let scheduleFlush = state.withLock { s -> Bool in
+            guard s.locationSubscribers > 0, !s.closed else { return false }
+            var due: [LocationUpdate] = []
+            var dueIndex: [DeviceID: Int] = [:]
+            for update in updates {
+                var throttle = s.throttles[update.device] ?? Throttle(lastSent: -.infinity)
+                if let index = dueIndex[update.device] {
+                    due[index] = update  // a later update of the same batch replaces the one sent now
+                } else if now - throttle.lastSent >= locationInterval {
+                    dueIndex[update.device] = due.count
+                    due.append(update)
+                    throttle.lastSent = now
+                    throttle.waiting = nil
+                } else {
+                    throttle.waiting = update
+                }
+                s.throttles[update.device] = throttle
+            }
+            Self.send(due, in: &s)
+            guard !s.flushScheduled, s.throttles.values.contains(where: { $0.waiting != nil }) else { return false }
+            s.flushScheduled = true
+            return true
+        }
+        if scheduleFlush { scheduleLocationFlush() }
     }
 
     /// Registers `stream`; with `after`, first replays the logged events after that sequence.
     /// - Throws: ``GeofencingError`` when the log cannot be read (the stream is then not registered).
     public func subscribe(_ stream: HTTPStream, filter: EventFilter, after: Int64?) throws(GeofencingError) {
         _ = stream.write(Array("retry: 2000\n: connected\n\n".utf8))
+        let subscriber = Subscriber(stream: stream, filter: filter, catchingUp: after != nil, lastSent: after ?? 0)
         let id = state.withLock { s -> Int in
             s.nextID += 1
-            s.subscribers[s.nextID] = Subscriber(stream: stream, filter: filter, catchingUp: after != nil, pending: [],
-                                                 lastSent: after ?? 0)
+            s.subscribers[s.nextID] = subscriber
+            if filter.locations { s.locationSubscribers += 1 }
             if s.closed { stream.finish() }
             return s.nextID
         }
@@ -96,11 +159,11 @@ public final class EventHub: Sendable {
                 if page.count < 500 { break }
             }
         } catch {
-            _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+            state.withLock { Self.remove(id, from: &$0) }
             throw error
         }
         state.withLock { s in
-            guard var subscriber = s.subscribers[id] else { return }
+            guard s.subscribers[id] != nil else { return }
             for (logged, group) in subscriber.pending where logged.sequence > cursor {
                 cursor = logged.sequence
                 if filter.matches(logged, group: group) {
@@ -111,7 +174,6 @@ public final class EventHub: Sendable {
             subscriber.pending = []
             subscriber.catchingUp = false
             subscriber.lastSent = cursor
-            s.subscribers[id] = subscriber
         }
     }
 
@@ -119,9 +181,9 @@ public final class EventHub: Sendable {
     public func heartbeat() {
         let frame = Array(": heartbeat\n\n".utf8)
         state.withLock { s in
-            for (id, subscriber) in s.subscribers where !subscriber.stream.write(frame) {
-                s.subscribers[id] = nil
-            }
+            var gone: [Int] = []
+            for (id, subscriber) in s.subscribers where !subscriber.stream.write(frame) { gone.append(id) }
+            for id in gone { Self.remove(id, from: &s) }
         }
     }
 
@@ -131,12 +193,83 @@ public final class EventHub: Sendable {
             s.closed = true
             for subscriber in s.subscribers.values { subscriber.stream.finish() }
             s.subscribers = [:]
+            s.locationSubscribers = 0
+            s.throttles = [:]
         }
     }
+
+    // MARK: - Internals
+
+    static func remove(_ id: Int, from s: inout State) {
+        guard let subscriber = s.subscribers.removeValue(forKey: id) else { return }
+        if subscriber.filter.locations { s.locationSubscribers -= 1 }
+        if s.locationSubscribers == 0 { s.throttles = [:] }
+    }
+
+    /// Writes one `location` message per update to the clients that want it (under the lock).
+    static func send(_ updates: [LocationUpdate], in s: inout State) {
+        guard !updates.isEmpty else { return }
+        var gone: [Int] = []
+        for update in updates {
+            let frame = locationFrame(update)
+            for (id, subscriber) in s.subscribers where subscriber.filter.locations {
+                let devices = subscriber.filter.devices
+                guard devices.isEmpty || devices.contains(update.device.rawValue) else { continue }
+                if !subscriber.stream.write(frame) { gone.append(id) }
+            }
+        }
+        for id in gone { remove(id, from: &s) }
+    }
+
+    /// Sends the positions that waited for their interval once it has passed, and reschedules itself
+    /// while some still wait.
+    func scheduleLocationFlush() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0.01, locationInterval)) { [self] in
+            let now = Self.now()
+            let again = state.withLock { s -> Bool in
+                guard !s.closed, s.locationSubscribers > 0 else {
+                    s.flushScheduled = false
+                    return false
+                }
+                var due: [LocationUpdate] = []
+                var waiting = false
+                for (device, throttle) in s.throttles {
+                    guard let update = throttle.waiting else { continue }
+                    if now - throttle.lastSent >= locationInterval {
+                        due.append(update)
+                        s.throttles[device] = Throttle(lastSent: now, waiting: nil)
+                    } else {
+                        waiting = true
+                    }
+                }
+                Self.send(due, in: &s)
+                s.flushScheduled = waiting
+                return waiting
+            }
+            if again { scheduleLocationFlush() }
+        }
+    }
+
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     static func frame(_ logged: LoggedEvent, fence: Fence?) -> [UInt8] {
         var bytes = Array("id: \(logged.sequence)\nevent: \(logged.event.kind.rawValue)\ndata: ".utf8)
         JSONWriter().write(EventJSON.value(logged, fence: fence), into: &bytes)
+        bytes.append(contentsOf: [10, 10])
+        return bytes
+    }
+
+    /// `event: location` with `{"deviceId","time","latitude","longitude","accuracy"?}` and no `id:`.
+    static func locationFrame(_ update: LocationUpdate) -> [UInt8] {
+        var object: [String: JSONValue] = [
+            "deviceId": .string(update.device.rawValue),
+            "time": .string(RFC3339.string(from: update.time)),
+            "latitude": .double(update.coordinate.latitude),
+            "longitude": .double(update.coordinate.longitude),
+        ]
+        if let accuracy = update.horizontalAccuracy, accuracy.isFinite { object["accuracy"] = .double(accuracy) }
+        var bytes = Array("event: location\ndata: ".utf8)
+        JSONWriter().write(.object(object), into: &bytes)
         bytes.append(contentsOf: [10, 10])
         return bytes
     }

@@ -15,8 +15,9 @@ public final class Metrics: Sendable {
         var events: [String: Int] = [:]
         var webhookDeliveries: [String: Int] = [:]
         var webhookPending = 0
-        var requests: [String: Int] = [:]
-        var latencyCounts = [Int](repeating: 0, count: Metrics.latencyBuckets.count)
+        var requests: [Int: Int] = [:]
+        /// Requests per latency bucket, not cumulative (the last slot: above the largest bound).
+        var latencyCounts = [Int](repeating: 0, count: Metrics.latencyBuckets.count + 1)
         var latencyCount = 0
         var latencySum = 0.0
         var sseClients = 0
@@ -48,14 +49,17 @@ public final class Metrics: Sendable {
     public func adjustStreamClients(by delta: Int) { state.withLock { $0.sseClients += delta } }
 
     /// Records one finished request.
+    /// - Complexity: O(1): one bucket is counted (the histogram is made cumulative when rendered), and
+    ///   no string is built (this runs on every request).
     public func recordRequest(status: Int, seconds: Double) {
+        let buckets = Self.latencyBuckets
+        var bucket = 0
+        while bucket < buckets.count && seconds > buckets[bucket] { bucket += 1 }
         state.withLock { s in
-            s.requests[String(status), default: 0] += 1
+            s.requests[status, default: 0] += 1
             s.latencyCount += 1
             s.latencySum += seconds
-            for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
-                s.latencyCounts[index] += 1
-            }
+            s.latencyCounts[bucket] += 1
         }
     }
 
@@ -86,10 +90,14 @@ public final class Metrics: Sendable {
         family("perimeter_webhook_pending", "gauge", "Webhook deliveries waiting; kept until delivered or expired.")
         text += "perimeter_webhook_pending \(s.webhookPending)\n"
         family("perimeter_http_requests_total", "counter", "HTTP requests, by status.")
-        labelled("perimeter_http_requests_total", "status", s.requests)
+        for status in s.requests.keys.sorted() {
+            text += "perimeter_http_requests_total{status=\"\(status)\"} \(s.requests[status] ?? 0)\n"
+        }
         family("perimeter_http_request_duration_seconds", "histogram", "HTTP request latency.")
+        var cumulative = 0
         for (index, bound) in Self.latencyBuckets.enumerated() {
-            text += "perimeter_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(s.latencyCounts[index])\n"
+            cumulative += s.latencyCounts[index]
+            text += "perimeter_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
         }
         text += "perimeter_http_request_duration_seconds_bucket{le=\"+Inf\"} \(s.latencyCount)\n"
         text += "perimeter_http_request_duration_seconds_sum \(s.latencySum)\n"

@@ -82,13 +82,14 @@ public enum OpenAPI {
         ],
         "/v1/events/stream": [
             "get": operation("streamEvents",
-                             "Server-Sent Events: `id:` is the sequence; resume with Last-Event-ID; comments are heartbeats",
+                             "Server-Sent Events: `id:` is the sequence; resume with Last-Event-ID; comments are heartbeats; with locations=true also `event: location` messages (no id) carrying {deviceId, time, latitude, longitude, accuracy?} of accepted updates, at most one per device every 0.25 s",
                              parameters: [
                                  ["name": "Last-Event-ID", "in": "header", "schema": ["type": "string", "pattern": "^[0-9]+$"]],
                                  query("after", ["type": "integer", "minimum": 0]),
                                  query("device", ["type": "string"]), query("fence", ["type": "string"]),
                                  query("group", ["type": "string"]),
                                  query("type", ["type": "string", "pattern": "^(entry|dwell|exit|cross|inside)(,(entry|dwell|exit|cross|inside))*$"]),
+                                 query("locations", ["type": "boolean"]),
                              ],
                              responses: ["200": ["description": "An endless event stream",
                                                  "content": ["text/event-stream": ["schema": ["type": "string"]]]]]),
@@ -174,8 +175,11 @@ public enum OpenAPI {
         ["name": .string(name), "in": "query", "required": .bool(required), "schema": schema]
     }
 
+    /// An id in the path: percent-encoded, split on `/` before decoding, so an id containing `/` is sent
+    /// with it as `%2F`.
     static func pathParameter(_ name: String) -> JSONValue {
-        ["name": .string(name), "in": "path", "required": true, "schema": ["type": "string", "minLength": 1]]
+        ["name": .string(name), "in": "path", "required": true, "schema": ["type": "string", "minLength": 1],
+         "description": "Percent-encoded; a '/' inside the id is sent as %2F (the path is split on '/' before decoding)"]
     }
 
     /// Every operation also documents the errors any request can get.

@@ -23,7 +23,8 @@ extension PerimeterAPI {
     }
 
     /// `GET /v1/events/stream`: Server-Sent Events. Resumes after `Last-Event-ID` (or `?after=`) from the
-    /// durable log; filters `device`, `fence`, `group`, `type` (comma-separated).
+    /// durable log; filters `device`, `fence`, `group`, `type` (comma-separated); `locations=true` adds
+    /// `event: location` messages with device positions (no `id:`, throttled per device).
     func streamEvents(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         var after: Int64?
         if let text = request.header("last-event-id")?.trimmingCharacters(in: .whitespaces) ?? request.query["after"] {
@@ -43,7 +44,19 @@ extension PerimeterAPI {
                           detail: "type '\(unknown)' is not an event type (entry, dwell, exit, cross, inside)",
                           extra: ["parameter": "type"])
         }
-        let filter = EventFilter(devices: set("device"), fences: set("fence"), groups: set("group"), types: types)
+        var locations = false
+        if let text = request.query["locations"] {
+            switch text.lowercased() {
+            case "true", "1", "": locations = true
+            case "false", "0": locations = false
+            default:
+                throw Problem(400, "invalid-parameter", title: "Invalid query parameter",
+                              detail: "locations is '\(text)'; it must be true or false",
+                              extra: ["parameter": "locations"])
+            }
+        }
+        let filter = EventFilter(devices: set("device"), fences: set("fence"), groups: set("group"), types: types,
+                                 locations: locations)
         let stream = HTTPStream()
         do throws(GeofencingError) {
             try hub.subscribe(stream, filter: filter, after: after)

@@ -57,6 +57,9 @@ extension PerimeterAPI {
                           pointer: rejection["pointer"]?.stringValue, extra: rejection.filter { $0.key == "code" || $0.key == "path" })
         }
         let accepted = updates.count - result.rejections.count
+        // Positions for stream clients that asked for them (?locations=true): accepted updates only.
+        let rejectedIndexes = Set(result.rejections.map(\.index))
+        hub.publishLocations(updates.enumerated().lazy.filter { !rejectedIndexes.contains($0.offset) }.map(\.element))
         metrics.recordUpdates(accepted: accepted)
         var fences: [String: Fence?] = [:]
         let events: [JSONValue] = result.events.map { logged in

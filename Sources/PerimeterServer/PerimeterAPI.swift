@@ -34,8 +34,9 @@ public final class PerimeterAPI: Sendable {
         self.service = service
         self.configuration = configuration
         self.metrics = metrics
-        self.hub = EventHub(service: service, metrics: metrics)
-        self.simulations = SimulationRunner(service: service)
+        let hub = EventHub(service: service, metrics: metrics)
+        self.hub = hub
+        self.simulations = SimulationRunner(service: service, onAccepted: { hub.publishLocations(CollectionOfOne($0)) })
         self.webhooks = webhooks
         self.storeSize = storeSize
         self.limiter = configuration.rateLimit.map { RateLimiter(rate: $0, burst: configuration.rateBurst) }

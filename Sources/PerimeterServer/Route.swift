@@ -8,10 +8,19 @@ enum Route: Hashable, Sendable {
     case page, simulations, simulation(String)
     case webhooks, webhook(String), webhookDeadLetters(String), webhookRedrive(String)
 
-    /// The route for `path`, or `nil` when no endpoint has that path.
+    /// The route for `path`, or `nil` when no endpoint has that path (or a segment is not valid
+    /// percent-encoded UTF-8).
+    ///
+    /// `path` is the raw request path (``HTTPRequest/path``, still percent-encoded): it is split on `/`
+    /// first and each segment decoded after, so an id containing `/` is addressed as `%2F`
+    /// (`/v1/fences/a%2Fb` is the fence `a/b`). Already decoded paths without `%` route the same.
     init?(path: String) {
         if MapPage.paths.contains(path) { self = .page; return }
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var parts: [String] = []
+        for segment in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            guard let decoded = Self.percentDecoded(segment) else { return nil }
+            parts.append(decoded)
+        }
         switch parts.count {
         case 1:
             switch parts[0] {
@@ -47,6 +56,41 @@ enum Route: Hashable, Sendable {
             self = .webhookRedrive(parts[2])
         default:
             return nil
+        }
+    }
+
+    /// `segment` with every `%XX` decoded; `nil` for a malformed escape or bytes that are not UTF-8.
+    /// `+` stays `+` (it means a space only in query strings).
+    static func percentDecoded(_ segment: Substring.UTF8View.SubSequence) -> String? {
+        guard segment.contains(UInt8(ascii: "%")) else { return String(Substring(segment)) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(segment.count)
+        var index = segment.startIndex
+        while index < segment.endIndex {
+            let byte = segment[index]
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                index = segment.index(after: index)
+                continue
+            }
+            let first = segment.index(after: index)
+            guard first < segment.endIndex else { return nil }
+            let second = segment.index(after: first)
+            guard second < segment.endIndex, let high = hexValue(segment[first]), let low = hexValue(segment[second]) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+            index = segment.index(after: second)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
         }
     }
 

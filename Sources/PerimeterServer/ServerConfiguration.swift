@@ -16,9 +16,14 @@ public struct ServerConfiguration: Sendable {
     public var options: GeofencingOptions
     /// Seconds a graceful stop waits for in-flight requests.
     public var drainTimeout: Double
-    /// Group commit: when set, updates are committed at least every this many seconds (and every 10,000
-    /// updates) instead of once per request, trading the durability of a response for throughput. A
-    /// crash then loses at most the last interval, as a whole (docs/service.md, `.everyUpdates`).
+    /// Timed group commit, off by default (`nil`). Off, every response to a request that changed
+    /// state is sent once its changes are in the store (a 200 is durable); requests that arrive at
+    /// the same time share one commit, so a busy server pays for fewer transactions than requests.
+    /// Set, updates are committed at least every this many seconds (and every 10,000 updates) and
+    /// responses do not wait: a 200 then means "processed, events logged and published", and a crash
+    /// (`kill -9`) loses at most the last interval, as a whole — never part of a request, never a
+    /// committed event; `processedUpdateCount` after a restart says how many were kept. A graceful stop
+    /// commits everything either way (docs/server.md, "Durability").
     public var commitInterval: Double?
     /// Whether webhooks may target loopback, private and link-local addresses (`perimeter serve
     /// --allow-private-webhooks`; tests, private deployments). Off by default: the SSRF guard

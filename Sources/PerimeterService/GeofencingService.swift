@@ -19,7 +19,7 @@ import Synchronization
 /// ```
 public final class GeofencingService: Sendable {
     let store: any GeofencingStore
-    let core = Mutex(ServiceCore())
+    let core = ServiceLock(ServiceCore())
 
     /// Creates a service on `store` (by default an in-memory one). Call ``configure(_:)`` before use.
     public init(store: any GeofencingStore = InMemoryGeofencingStore()) {

@@ -1,6 +1,7 @@
 extension MapPage {
     /// The page's script: loads the fences (paginated), replays and follows the event stream (SSE read
-    /// with `fetch`, so a bearer token can be sent), draws in Web Mercator, polls `/v1/simulations` for
+    /// with `fetch`, so a bearer token can be sent, and with `locations=true`, so device dots move with
+    /// every accepted update and not only at events), draws in Web Mercator, polls `/v1/simulations` for
     /// the positions of simulated devices, and starts drives.
     static let script = #"""
 'use strict';
@@ -478,13 +479,24 @@ extension MapPage {
     el.textContent = text || status;
   }
 
+  // A frame is either an event (with an id) or, with ?locations=true, a device position
+  // (`event: location`, no id): positions only move the dot, between the events.
   function handleBlock(block) {
-    let data = '';
+    let data = '', type = 'message';
     for (const line of block.split('\n')) {
       if (line.startsWith('data:')) data += (data ? '\n' : '') + line.slice(line.charAt(5) === ' ' ? 6 : 5);
+      else if (line.startsWith('event:')) type = line.slice(6).trim();
     }
     if (!data) return;
-    try { onEvent(JSON.parse(data)); } catch (e) { console.warn('bad event frame', e); }
+    try {
+      const value = JSON.parse(data);
+      if (type === 'location') {
+        moveDevice(value.deviceId, value.latitude, value.longitude, value.time);
+        body.dataset.lastLocation = value.deviceId + ' ' + value.latitude + ' ' + value.longitude;
+      } else {
+        onEvent(value);
+      }
+    } catch (e) { console.warn('bad event frame', e); }
   }
 
   async function follow() {
@@ -492,7 +504,7 @@ extension MapPage {
     for (;;) {
       connection('connecting');
       try {
-        const response = await fetch('/v1/events/stream?after=' + state.lastSequence, { headers: headers(), cache: 'no-store' });
+        const response = await fetch('/v1/events/stream?after=' + state.lastSequence + '&locations=true', { headers: headers(), cache: 'no-store' });
         if (!response.ok || !response.body) {
           const error = new Error('HTTP ' + response.status);
           error.status = response.status;

@@ -22,7 +22,7 @@ main { flex: 1; display: flex; min-height: 0; }
 #fences g { opacity: .7; }
 #fences path.area { stroke: rgba(29,36,48,.55); stroke-width: 1; }
 #fences path.corridor, #fences path.buffer { stroke-linecap: round; stroke-linejoin: round; fill: none; }
-#devices g { transition: transform .6s linear; }
+#devices g { transition: transform .3s linear; }
 #svg.moving #devices g { transition: none; }
 #fences text { font-size: 12px; fill: #1d2430; paint-order: stroke; stroke: #fff; stroke-width: 3px; pointer-events: none; }
 #devices circle { stroke: #fff; stroke-width: 2; }

@@ -61,13 +61,18 @@ public final class SimulationRunner: Sendable {
     public let maximumRunning: Int
     /// Most ended simulations kept for ``list()``; older ones are forgotten.
     public let keptEnded: Int
+    /// Called with each update the service accepted (the API passes ``EventHub/publishLocations(_:)``,
+    /// so stream clients see the simulated device move between events).
+    public let onAccepted: (@Sendable (LocationUpdate) -> Void)?
     let state = Mutex(State())
 
-    /// Creates a runner feeding `service`.
-    public init(service: GeofencingService, maximumRunning: Int = 64, keptEnded: Int = 32) {
+    /// Creates a runner feeding `service`; `onAccepted` hears every accepted update.
+    public init(service: GeofencingService, maximumRunning: Int = 64, keptEnded: Int = 32,
+                onAccepted: (@Sendable (LocationUpdate) -> Void)? = nil) {
         self.service = service
         self.maximumRunning = max(1, maximumRunning)
         self.keptEnded = max(0, keptEnded)
+        self.onAccepted = onAccepted
     }
 
     /// `POST /v1/simulations`: validates `body` (see ``SimulationRequest``) and starts the drive.
@@ -196,6 +201,7 @@ public final class SimulationRunner: Sendable {
             do throws(GeofencingError) {
                 let events = try service.process(update)
                 record(id, update: update, events: events.count, rejection: nil)
+                onAccepted?(update)
             } catch {
                 switch error.code {
                 case .consentMissing, .notConfigured, .incompatibleStorage:
