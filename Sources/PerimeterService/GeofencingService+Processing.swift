@@ -91,16 +91,30 @@ extension GeofencingService {
     }
 
     /// Commits the changes made while the commit generation was `ticket`, unless a commit (by any
-    /// thread) already stored them: threads that process at the same time queue on the lock while
-    /// one of them commits, then find their changes stored and return without a transaction.
+    /// thread) already stored them.
+    ///
+    /// When other threads are waiting for the lock (most likely to process their own updates), the
+    /// commit is put off for a few rounds so that they go first and join it: one transaction then
+    /// stores several callers' changes, and each of them finds its changes stored and returns without
+    /// a transaction (PostgreSQL's `commit_delay` with `commit_siblings`, without a timed sleep).
     /// - Returns: the commit's error, if this call committed and the commit failed (the changes stay
     ///   pending for the next commit).
     private func commitShared(_ ticket: UInt64) -> GeofencingError? {
-        core.withLock { (c: inout ServiceCore) -> GeofencingError? in
-            guard c.commitGeneration == ticket else { return nil }
-            return c.commitIfDue(store, force: true)
+        var rounds = 0
+        while true {
+            let outcome = core.withLock { (c: inout ServiceCore) -> GeofencingError?? in
+                guard c.commitGeneration == ticket else { return .some(nil) }
+                if rounds < Self.commitDelayRounds && core.hasWaiters { return nil }
+                return .some(c.commitIfDue(store, force: true))
+            }
+            if let outcome { return outcome }
+            rounds += 1
+            sched_yield()
         }
     }
+
+    /// How many times a shared commit lets waiting threads go first.
+    private static let commitDelayRounds = 4
 
     /// Fires every dwell due by `time` for devices that sent no update since (their presence holds).
     ///

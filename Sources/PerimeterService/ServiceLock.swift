@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// A value guarded by a plain `pthread_mutex_t`: the service's lock.
 ///
@@ -14,6 +15,8 @@ final class ServiceLock<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched between `pthread_mutex_lock` and `pthread_mutex_unlock`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
+    /// Threads blocked in ``withLock(_:)`` right now.
+    private let waiters = Atomic<Int>(0)
 
     /// Guards `value`.
     init(_ value: Value) {
@@ -32,8 +35,15 @@ final class ServiceLock<Value>: @unchecked Sendable {
     /// Runs `body` with exclusive access to the value.
     /// - Complexity: O(1) besides `body`; blocks (without spinning) while another thread holds the lock.
     func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
+        if pthread_mutex_trylock(mutex) != 0 {
+            waiters.add(1, ordering: .relaxed)
+            pthread_mutex_lock(mutex)
+            waiters.subtract(1, ordering: .relaxed)
+        }
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
+
+    /// Whether other threads are waiting for the lock (a hint: it may change at once).
+    var hasWaiters: Bool { waiters.load(ordering: .relaxed) > 0 }
 }
