@@ -59,7 +59,7 @@ let package = Package(
         // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
         .target(name: "PerimeterBenchmarks", dependencies: [
             "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterIndex", "PerimeterFences", "PerimeterEngine",
-            "PerimeterService", "PerimeterSQLite",
+            "PerimeterService", "PerimeterSQLite", "PerimeterServer",
         ], path: "Benchmarks/PerimeterBenchmarks"),
         .executableTarget(name: "perimeter-bench", dependencies: ["PerimeterBenchmarks"], path: "Benchmarks/perimeter-bench"),
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what `make bench` needs beyond `make deps`: PostGIS 3 for PostgreSQL 15 (Debian), gcc for the C
+# Installs what `make bench` needs beyond `make deps`: PostGIS 3 for PostgreSQL 15 (Debian), wrk (HTTP load), gcc for the C
 # yardstick, and a private Python venv (bench/work/venv) with Shapely 2, NumPy and psycopg2 from PyPI.
 # Idempotent: does nothing (and needs no network) when everything is present. `make bench-deps` runs it.
 set -euo pipefail
@@ -7,7 +7,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 work="$here/work"
 mkdir -p "$work"
 
-packages=(postgresql-15 postgresql-15-postgis-3 gcc python3-venv)
+packages=(postgresql-15 postgresql-15-postgis-3 gcc python3-venv wrk)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

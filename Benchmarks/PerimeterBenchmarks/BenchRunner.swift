@@ -68,7 +68,9 @@ public enum BenchRunner {
         let engineRate = report.figures.first { $0.section == EngineBench.Section.engine && $0.isReference }?.value ?? 0
         ServiceBench(workload: workload, runs: options.smoke ? 1 : min(options.runs, 3), workDirectory: work)
             .run(engineUpdatesPerSecond: engineRate, entries: entries, exits: exits, into: &report)
-        report.note("Not yet benchmarked: the server's HTTP ingest (see docs/server.md for a wrk figure).")
+        HTTPBench(workload: workload, runs: options.smoke ? 1 : 3, duration: options.smoke ? 1 : 5, workDirectory: work,
+                  executable: executable, smoke: options.smoke).run(into: &report)
+        FanoutBench(smoke: options.smoke, workDirectory: work).run(into: &report)
 
         LoadBench.run(workload: workload, targetBytes: options.loadBytes, runs: options.smoke ? 1 : 3, core: options.core,
                       workDirectory: work, executable: executable, into: &report)

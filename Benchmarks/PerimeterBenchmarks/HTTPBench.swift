@@ -1,0 +1,301 @@
+import Foundation
+
+/// The server's HTTP ingest: `perimeter serve` (the release binary next to perimeter-bench) as a child
+/// process on a loopback port, with the workload's polygon fences and the SQLite store in a fresh
+/// folder, driven by `wrk` when it is installed and by ``HTTPLoadGenerator`` otherwise (or when the
+/// environment sets `PERIMETER_BENCH_HTTP_CLIENT=builtin`).
+///
+/// Figures, each with its ratio to the trivial endpoint (`GET /healthz`) measured in the same run and
+/// with the same client: single-update `POST /v1/locations` requests (16 connections), and batches of
+/// 1,000 updates as a JSON array and as NDJSON (4 connections). Every device's updates travel on one
+/// connection, in time order, so every update must be accepted: the check reads the server's counters
+/// (`/metrics`) before and after, and a phase with a rejected update or a non-200 answer fails.
+public struct HTTPBench: Sendable {
+    /// Section name.
+    public static let section = "HTTP ingest (perimeter serve, loopback, SQLite store)"
+
+    /// The workload (its polygon fences are loaded; its fixes are the updates).
+    public var workload: Workload
+    /// Repetitions of every figure (the median is reported).
+    public var runs: Int
+    /// Seconds each figure is measured for.
+    public var duration: Double
+    /// Where the server's database and the scripts go (a subfolder `http`, emptied first).
+    public var workDirectory: URL
+    /// The perimeter-bench executable (`perimeter` is looked up beside it).
+    public var executable: String
+    /// Smoke mode: may fall back to a debug `perimeter`, and the figures are checks, not speeds.
+    public var smoke: Bool
+    /// Updates per batch request.
+    public var batchSize = 1_000
+    /// Connections for the trivial endpoint and single updates.
+    public var connections = 16
+    /// Connections for batches (like every connection: one thread each, so every device's updates stay in order).
+    public var batchConnections = 4
+
+    /// Creates the benchmark.
+    public init(workload: Workload, runs: Int, duration: Double, workDirectory: URL, executable: String, smoke: Bool) {
+        self.workload = workload
+        self.runs = runs
+        self.duration = duration
+        self.workDirectory = workDirectory
+        self.executable = executable
+        self.smoke = smoke
+    }
+
+    /// What one phase sends.
+    enum Phase: String, CaseIterable {
+        case trivial, single, array, ndjson
+
+        var subject: String {
+            switch self {
+            case .trivial: "GET /healthz (trivial endpoint)"
+            case .single: "POST /v1/locations, one update per request"
+            case .array: "POST /v1/locations, JSON arrays of 1,000"
+            case .ndjson: "POST /v1/locations, NDJSON batches of 1,000"
+            }
+        }
+    }
+
+    /// One measurement.
+    struct Sample {
+        var requestsPerSecond: Double
+        var updatesPerSecond: Double
+    }
+
+    /// Runs every phase `runs` times against one server and adds figures and checks to `report`.
+    public func run(into report: inout Report) {
+        let directory = workDirectory.appendingPathComponent("http")
+        try? FileManager.default.removeItem(at: directory)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(WorkloadFiles.geoJSON(workload.fences)).write(to: directory.appendingPathComponent("fences.geojson"))
+        } catch {
+            report.check("HTTP ingest: prepare \(directory.path)", passed: false, "\(error)")
+            return
+        }
+        guard let binary = serverBinary() else {
+            report.note("HTTP ingest not measured: no `perimeter` binary beside \(executable); build it with `swift build -c release --product perimeter`.")
+            return
+        }
+        let useWrk = ChildProcess.exists("wrk") && ProcessInfo.processInfo.environment["PERIMETER_BENCH_HTTP_CLIENT"] != "builtin"
+        log("http: \(binary) serve with \(workload.fences.count) fences; client: \(useWrk ? "wrk" : "built-in load generator")")
+        let server: ServerProcess
+        do {
+            server = try ServerProcess(binary: binary, arguments: ["--db", directory.appendingPathComponent("perimeter.sqlite").path,
+                                                                   "--fences", directory.appendingPathComponent("fences.geojson").path],
+                                       logPath: directory.appendingPathComponent("server.log").path, timeout: 600)
+        } catch {
+            report.check("HTTP ingest: perimeter serve starts", passed: false, error.description)
+            return
+        }
+        var samples: [Phase: [Sample]] = [:]
+        var failures: [Phase: String] = [:]
+        for run in 0..<max(1, runs) {
+            for phase in Phase.allCases where failures[phase] == nil {
+                let prefix = "r\(run)\(phase.rawValue.prefix(1))-"
+                let result = useWrk ? measureWithWrk(phase, port: server.port, prefix: prefix, directory: directory)
+                                    : measureWithGenerator(phase, port: server.port, prefix: prefix)
+                switch result {
+                case .success(let sample):
+                    samples[phase, default: []].append(sample)
+                    log("http: \(phase.rawValue) run \(run + 1): \(Report.format(sample.requestsPerSecond)) requests/s, \(Report.format(sample.updatesPerSecond)) updates/s")
+                case .failure(let failure):
+                    failures[phase] = failure.description
+                }
+            }
+        }
+        let status = server.stop()
+        report.check("HTTP ingest: perimeter serve stops gracefully (SIGTERM)", passed: status == 0, "exit status \(status)")
+        let client = useWrk ? "wrk" : "built-in load generator"
+        let trivial = Measure.median(samples[.trivial, default: []].map(\.requestsPerSecond))
+        for phase in Phase.allCases {
+            let name = "HTTP ingest: \(phase.rawValue) — every request answered 200\(phase == .trivial ? "" : ", every update accepted")"
+            if let failure = failures[phase] {
+                report.check(name, passed: false, failure)
+                continue
+            }
+            let phaseSamples = samples[phase, default: []]
+            report.check(name, passed: !phaseSamples.isEmpty, "\(phaseSamples.count) run(s), \(client)")
+            let requests = Measure.median(phaseSamples.map(\.requestsPerSecond))
+            let updates = Measure.median(phaseSamples.map(\.updatesPerSecond))
+            let runsText = "median of \(phaseSamples.count), \(Self.format(duration)) s each, \(client)"
+            switch phase {
+            case .trivial:
+                report.add(Self.section, phase.subject, requests, "requests/s",
+                           note: "\(connections) keep-alive connections; the yardstick; \(runsText)", reference: true)
+            case .single:
+                report.add(Self.section, phase.subject, updates, "updates/s",
+                           note: String(format: "%.2f× the trivial endpoint's requests/s; %d connections; goal ≥ 20,000/s; %@",
+                                        trivial > 0 ? requests / trivial : 0, connections, runsText))
+            case .array, .ndjson:
+                report.add(Self.section, phase.subject, updates, "updates/s",
+                           note: String(format: "%@ requests/s; updates/s = %.2f× the trivial endpoint's requests/s; %d connections; goal ≥ 150,000 updates/s; %@",
+                                        Report.format(requests), trivial > 0 ? updates / trivial : 0, batchConnections, runsText))
+            }
+        }
+    }
+
+    /// `perimeter` beside the benchmark (the release build); in smoke mode also the debug build.
+    func serverBinary() -> String? {
+        let folder = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        var candidates = [folder.appendingPathComponent("perimeter").path]
+        if smoke { candidates.append(folder.deletingLastPathComponent().appendingPathComponent("debug/perimeter").path) }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    // MARK: - Requests
+
+    /// Fix indices per connection: connection *c* gets the devices `d % count == c`, in stream order.
+    func partition(_ count: Int, limit: Int) -> [[Int]] {
+        var parts = [[Int]](repeating: [], count: count)
+        let fixes = workload.fixes
+        for index in 0..<min(limit, fixes.count) { parts[Int(fixes.device[index]) % count].append(index) }
+        return parts
+    }
+
+    /// `{"deviceId":"<prefix><device>","latitude":…,"longitude":…,"time":…}`.
+    func update(_ index: Int, prefix: String) -> String {
+        let fixes = workload.fixes
+        return "{\"deviceId\":\"\(prefix)\(fixes.device[index])\",\"latitude\":\(fixes.latitude[index]),\"longitude\":\(fixes.longitude[index]),\"time\":\(fixes.time[index])}"
+    }
+
+    /// The requests of `phase` for the built-in generator, one list per connection.
+    func requests(_ phase: Phase, prefix: String) -> [[HTTPLoadGenerator.Request]] {
+        switch phase {
+        case .trivial:
+            return Array(repeating: [HTTPLoadGenerator.Request(method: "GET", path: "/healthz")], count: connections)
+        case .single:
+            return partition(connections, limit: 400_000).map { part in
+                part.map { HTTPLoadGenerator.Request(method: "POST", path: "/v1/locations", contentType: "application/json",
+                                                     body: Array(update($0, prefix: prefix).utf8), expectedAccepted: 1) }
+            }
+        case .array, .ndjson:
+            return partition(batchConnections, limit: Int.max).map { part in
+                stride(from: 0, to: part.count, by: batchSize).map { start in
+                    let items = part[start..<min(start + batchSize, part.count)].map { update($0, prefix: prefix) }
+                    let body = phase == .array ? "[" + items.joined(separator: ",") + "]" : items.joined(separator: "\n") + "\n"
+                    return HTTPLoadGenerator.Request(method: "POST", path: "/v1/locations",
+                                                     contentType: phase == .array ? "application/json" : "application/x-ndjson",
+                                                     body: Array(body.utf8), expectedAccepted: items.count)
+                }
+            }
+        }
+    }
+
+    /// Measures `phase` with the built-in generator (the trivial endpoint repeats its one request).
+    func measureWithGenerator(_ phase: Phase, port: UInt16, prefix: String) -> Result<Sample, BenchFailure> {
+        var lists = requests(phase, prefix: prefix)
+        if phase == .trivial {
+            // Enough copies for the duration at any plausible rate (the requests are a few dozen bytes).
+            lists = lists.map { Array(repeating: $0[0], count: Int(duration * 200_000) / connections + 1) }
+        }
+        let before = counters(port: port)
+        let outcome = HTTPLoadGenerator.run(port: port, connections: lists, duration: duration)
+        let after = counters(port: port)
+        if outcome.failures > 0 {
+            return .failure(BenchFailure("\(outcome.failures) bad answer(s) of \(outcome.requests); first: \(outcome.firstFailure ?? "?")"))
+        }
+        if phase != .trivial {
+            let expected = outcome.accepted
+            if let problem = Self.compare(before, after, atLeast: expected, atMost: expected) { return .failure(BenchFailure(problem)) }
+        }
+        return .success(Sample(requestsPerSecond: outcome.requestsPerSecond,
+                               updatesPerSecond: Double(outcome.accepted) / outcome.seconds))
+    }
+
+    // MARK: - wrk
+
+    /// Measures `phase` with wrk; the server's counters prove every update was accepted.
+    func measureWithWrk(_ phase: Phase, port: UInt16, prefix: String, directory: URL) -> Result<Sample, BenchFailure> {
+        let url = "http://127.0.0.1:\(port)" + (phase == .trivial ? "/healthz" : "/v1/locations")
+        // One connection per wrk thread: a thread's requests go out one at a time, so each device's
+        // updates (all on one thread) arrive in time order.
+        let connectionCount = phase == .single || phase == .trivial ? connections : batchConnections
+        let threads = connectionCount
+        var arguments = ["wrk", "-t\(threads)", "-c\(connectionCount)", "-d\(Self.format(duration))s"]
+        if phase != .trivial {
+            let base = directory.appendingPathComponent("records-\(phase.rawValue)").path
+            do {
+                let parts = partition(threads, limit: phase == .single ? 400_000 : Int.max)
+                for (thread, part) in parts.enumerated() {
+                    // One fragment per line: `<device>","latitude":…,"time":…}`; the script prepends the id prefix.
+                    let lines = part.map { index in
+                        let full = update(index, prefix: "")
+                        return String(full.dropFirst("{\"deviceId\":\"".count))
+                    }
+                    try (lines.joined(separator: "\n") + "\n").write(toFile: "\(base)-\(thread).txt", atomically: true, encoding: .utf8)
+                }
+                let script = directory.appendingPathComponent("\(phase.rawValue).lua").path
+                try WrkScript.source(batch: phase == .single ? 1 : batchSize, ndjson: phase == .ndjson)
+                    .write(toFile: script, atomically: true, encoding: .utf8)
+                arguments += ["-s", script, url, "--", base, prefix]
+            } catch {
+                return .failure(BenchFailure("cannot write the wrk script: \(error)"))
+            }
+        } else {
+            arguments.append(url)
+        }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        if cores > 1, FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset") {
+            arguments = ["/usr/bin/taskset", "-c", "0-\(cores - 1)"] + arguments
+        }
+        let before = counters(port: port)
+        let out = ChildProcess.run(arguments)
+        let after = counters(port: port)
+        guard out.status == 0, let report = WrkScript.parse(out.output) else {
+            return .failure(BenchFailure("wrk failed (status \(out.status)): \(out.output.suffix(400))"))
+        }
+        if report.non2xx > 0 || report.socketErrors > 0 {
+            return .failure(BenchFailure("\(report.non2xx) non-2xx answers, \(report.socketErrors) socket errors of \(report.requests) requests"))
+        }
+        let perRequest = phase == .trivial ? 0 : (phase == .single ? 1 : batchSize)
+        if phase != .trivial {
+            // Requests still in flight when wrk stops were answered too, but not counted by wrk.
+            if let problem = Self.compare(before, after, atLeast: report.requests * perRequest,
+                                          atMost: (report.requests + connectionCount) * perRequest) {
+                return .failure(BenchFailure(problem))
+            }
+        }
+        return .success(Sample(requestsPerSecond: report.requestsPerSecond,
+                               updatesPerSecond: report.requestsPerSecond * Double(perRequest)))
+    }
+
+    // MARK: - Counters
+
+    /// The server's accepted and rejected update counters, from `/metrics`.
+    func counters(port: UInt16) -> (accepted: Int, rejected: Int)? {
+        guard let (status, body) = HTTPLoadGenerator.fetch(port: port, .init(method: "GET", path: "/metrics")), status == 200 else {
+            return nil
+        }
+        var accepted = 0, rejected = 0
+        for line in String(decoding: body, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            guard let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { continue }
+            if line.hasPrefix("perimeter_updates_accepted_total ") { accepted = Int(value) }
+            if line.hasPrefix("perimeter_updates_rejected_total") { rejected += Int(value) }
+        }
+        return (accepted, rejected)
+    }
+
+    /// `nil` when the counters moved as expected: no rejection, accepted within `atLeast...atMost`.
+    static func compare(_ before: (accepted: Int, rejected: Int)?, _ after: (accepted: Int, rejected: Int)?,
+                        atLeast: Int, atMost: Int) -> String? {
+        guard let before, let after else { return "cannot read /metrics" }
+        let accepted = after.accepted - before.accepted, rejected = after.rejected - before.rejected
+        if rejected > 0 { return "the server rejected \(rejected) update(s) (see perimeter_updates_rejected_total)" }
+        if accepted < atLeast || accepted > atMost {
+            return "the server accepted \(accepted) updates; the client sent \(atLeast)\(atMost > atLeast ? "…\(atMost)" : "")"
+        }
+        return nil
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+/// Why a phase produced no figure.
+struct BenchFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
