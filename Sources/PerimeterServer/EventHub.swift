@@ -72,8 +72,16 @@ public final class EventHub: Sendable {
     public var clientCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Sends a live event to every matching client (called in sequence order by one feeder).
-    /// - Complexity: O(clients); the frame is encoded once.
+    /// - Complexity: O(clients); the frame is encoded once, and not at all without clients.
     public func publish(_ logged: LoggedEvent) {
+        // Nobody listening: record the sequence (for resumes) without looking up the fence or
+        // encoding a frame.
+        let idle = state.withLock { s -> Bool in
+            guard s.subscribers.isEmpty else { return false }
+            s.lastPublished = max(s.lastPublished, logged.sequence)
+            return true
+        }
+        if idle { return }
         let fence = (try? service.fence(id: logged.event.fence)) ?? nil
         let group = fence?.group
         let frame = Self.frame(logged, fence: fence)
