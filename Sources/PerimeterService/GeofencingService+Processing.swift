@@ -93,10 +93,12 @@ extension GeofencingService {
     /// Commits the changes made while the commit generation was `ticket`, unless a commit (by any
     /// thread) already stored them.
     ///
-    /// When other threads are waiting for the lock (most likely to process their own updates), the
-    /// commit is put off for a few rounds so that they go first and join it: one transaction then
-    /// stores several callers' changes, and each of them finds its changes stored and returns without
-    /// a transaction (PostgreSQL's `commit_delay` with `commit_siblings`, without a timed sleep).
+    /// The committing thread first yields the processor once, then a few more rounds while other
+    /// threads wait for the lock (most likely to process their own updates), so that they go first and
+    /// join its commit: one transaction then stores several callers' changes, and each of them finds
+    /// its changes stored and returns without a transaction (PostgreSQL's `commit_delay` with
+    /// `commit_siblings`, without a timed sleep). Measured with wrk, 16 connections, one core: 0.13×
+    /// `/healthz` with a commit per request, 0.2–0.3× shared.
     /// - Returns: the commit's error, if this call committed and the commit failed (the changes stay
     ///   pending for the next commit).
     private func commitShared(_ ticket: UInt64) -> GeofencingError? {
@@ -104,7 +106,9 @@ extension GeofencingService {
         while true {
             let outcome = core.withLock { (c: inout ServiceCore) -> GeofencingError?? in
                 guard c.commitGeneration == ticket else { return .some(nil) }
-                if rounds < Self.commitDelayRounds && core.hasWaiters { return nil }
+                // Yield once in any case (threads that are runnable but not yet at the lock, e.g. on
+                // the same core, get to process first), then while others wait for the lock.
+                if rounds == 0 || (rounds < Self.commitDelayRounds && core.hasWaiters) { return nil }
                 return .some(c.commitIfDue(store, force: true))
             }
             if let outcome { return outcome }
