@@ -21,8 +21,13 @@ enum RingValidation {
         var best: (Int, Int)?
         for (k, i) in order.enumerated() {
             let maxX = max(ring[i].longitude, ring[i + 1].longitude)
+            let minY = min(ring[i].latitude, ring[i + 1].latitude), maxY = max(ring[i].latitude, ring[i + 1].latitude)
             for j in order[(k + 1)...] {
                 if min(ring[j].longitude, ring[j + 1].longitude) > maxX { break }
+                // Boxes apart in latitude: neither touching nor overlapping (the common case).
+                if min(ring[j].latitude, ring[j + 1].latitude) > maxY || max(ring[j].latitude, ring[j + 1].latitude) < minY {
+                    continue
+                }
                 let (a, b) = (min(i, j), max(i, j))
                 if b == a + 1 || (a == 0 && b == n - 1) {
                     // Adjacent edges share a vertex; they are wrong only if they overlap along a line.
@@ -52,10 +57,12 @@ enum RingValidation {
     /// Whether two edges that share a vertex fold back over each other.
     private static func overlapsAlongLine(_ ring: [Coordinate], _ a: Int, _ b: Int) -> Bool {
         let (p1, p2, q1, q2) = (ring[a], ring[a + 1], ring[b], ring[b + 1])
-        guard Planar.orientation(p1, p2, q1) == 0, Planar.orientation(p1, p2, q2) == 0 else { return false }
-        // Collinear and sharing a vertex: they overlap when the far ends lie on the same side.
         let shared: Coordinate, farP: Coordinate, farQ: Coordinate
         if p2 == q1 { (shared, farP, farQ) = (p2, p1, q2) } else { (shared, farP, farQ) = (p1, p2, q1) }
+        // One orientation decides collinearity (the shared vertex is on both lines); testing it
+        // against the shared vertex itself would always reach the exact fallback (a zero determinant).
+        guard Planar.orientation(shared, farP, farQ) == 0 else { return false }
+        // Collinear and sharing a vertex: they overlap when the far ends lie on the same side.
         let dp = (farP.longitude - shared.longitude, farP.latitude - shared.latitude)
         let dq = (farQ.longitude - shared.longitude, farQ.latitude - shared.latitude)
         return dp.0 * dq.0 + dp.1 * dq.1 > 0
