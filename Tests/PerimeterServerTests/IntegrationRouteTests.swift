@@ -4,6 +4,7 @@ import PerimeterHTTP
 import PerimeterServer
 import PerimeterService
 import Testing
+import PerimeterTestSupport
 
 /// The map page, simulations and webhooks, through ``PerimeterAPI/handle(_:)``.
 @Suite("Page, simulation and webhook routes")
@@ -246,7 +247,7 @@ struct ServerWebhookTests {
     }
 
     @Test func anEventIsDeliveredToARegisteredWebhook() async throws {
-        let receiver = try HookReceiver()
+        let receiver = try LoopbackReceiver()
         defer { receiver.stop() }  // closes the listening socket; returns at once
         try await Self.withServer(ServerConfiguration(port: 0, threads: 2, drainTimeout: 5,
                                                       allowPrivateWebhookTargets: true)) { server in

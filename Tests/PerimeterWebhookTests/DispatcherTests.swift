@@ -18,7 +18,7 @@ private func configuration(retention: Double = 120) -> WebhookDispatcher.Configu
 }
 
 /// Checks what a receiver saw: signatures, CloudEvent ids = Idempotency-Key, 2xx deliveries in log order.
-private func verify(_ receiver: TestReceiver, expected: [LoggedEvent], allowedDuplicates: Int = 0,
+private func verify(_ receiver: LoopbackReceiver, expected: [LoggedEvent], allowedDuplicates: Int = 0,
                     sourceLocation: SourceLocation = #_sourceLocation) throws {
     for request in receiver.requests {
         #expect(request.method == "POST", sourceLocation: sourceLocation)
@@ -54,12 +54,12 @@ struct DispatcherTests {
         let folder = TemporaryFolder()
         // Fails, times out, drops the connection, returns 500/503, then recovers; later failures are sprinkled in.
         let counter = Locked(0)
-        let receiver = try TestReceiver(script: [.status(500), .hang(0.4), .close, .status(503), .status(404)]) { _ in
+        let receiver = try LoopbackReceiver(script: [.status(500), .hang(0.4), .close, .status(503), .status(404)]) { _ in
             let n = counter.withLock { n -> Int in n += 1; return n }
             return n % 5 == 0 ? .status(500) : .status(204)
         }
         defer { receiver.stop() }
-        let filtered = try TestReceiver()
+        let filtered = try LoopbackReceiver()
         defer { filtered.stop() }
         let service = try makeService()
         let outcomes = Locked<[String: Int]>([:])
@@ -105,7 +105,7 @@ struct DispatcherTests {
     @Test func crashMidDeliveryResendsOnlyTheInFlightEventWithTheSameID() throws {
         let folder = TemporaryFolder()
         let servicePath = folder.path("state.sqlite"), hooksPath = folder.path("hooks.sqlite")
-        let receiver = try TestReceiver()
+        let receiver = try LoopbackReceiver()
         defer { receiver.stop() }
 
         var service = try makeService(store: try SQLiteGeofencingStore(path: servicePath))
@@ -141,7 +141,7 @@ struct DispatcherTests {
 
     @Test func gracefulRestartLosesNothingAndDuplicatesNothing() throws {
         let folder = TemporaryFolder()
-        let receiver = try TestReceiver(script: [.status(500), .status(500)])
+        let receiver = try LoopbackReceiver(script: [.status(500), .status(500)])
         defer { receiver.stop() }
         let service = try makeService()
         let hooksPath = folder.path("hooks.sqlite")
@@ -171,7 +171,7 @@ struct DispatcherTests {
     func deadLettersAfterTheRetryWindowThenRedrives(kind: StoreKind) throws {
         let folder = TemporaryFolder()
         let down = Locked(true)
-        let receiver = try TestReceiver { _ in down.current ? .status(500) : .status(200) }
+        let receiver = try LoopbackReceiver { _ in down.current ? .status(500) : .status(200) }
         defer { receiver.stop() }
         let service = try makeService()
         let dispatcher = try WebhookDispatcher(service: service, store: try kind.make(folder), configuration: configuration(retention: 0.15))
@@ -265,7 +265,7 @@ struct DispatcherTests {
 
     @Test func groupFilterAndUncommittedEvents() throws {
         let folder = TemporaryFolder()
-        let south = try TestReceiver()
+        let south = try LoopbackReceiver()
         defer { south.stop() }
         // Group commit: events become visible in the log (and deliverable) only when committed.
         let service = GeofencingService(store: try SQLiteGeofencingStore(path: folder.path("state.sqlite")))
@@ -298,7 +298,7 @@ struct DispatcherTests {
     @Test func retryScheduleSurvivesARestart() throws {
         let folder = TemporaryFolder()
         let down = Locked(true)
-        let receiver = try TestReceiver { _ in down.current ? .status(502) : .status(200) }
+        let receiver = try LoopbackReceiver { _ in down.current ? .status(502) : .status(200) }
         defer { receiver.stop() }
         let service = try makeService()
         let path = folder.path("hooks.sqlite")
@@ -333,7 +333,7 @@ struct DispatcherTests {
     }
 
     @Test func droppingARunningDispatcherStopsItsWorkers() throws {
-        let receiver = try TestReceiver()
+        let receiver = try LoopbackReceiver()
         defer { receiver.stop() }
         let service = try makeService()
         var first: [LoggedEvent] = []
@@ -350,7 +350,7 @@ struct DispatcherTests {
     }
 
     @Test func unregisterStopsDelivery() throws {
-        let receiver = try TestReceiver()
+        let receiver = try LoopbackReceiver()
         defer { receiver.stop() }
         let service = try makeService()
         let dispatcher = try WebhookDispatcher(service: service, store: InMemoryWebhookStore(), configuration: configuration())
@@ -361,7 +361,7 @@ struct DispatcherTests {
         #expect(eventually { receiver.delivered.count >= first.count })
         try dispatcher.unregister(id: id)
         // A second webhook proves later events are dispatched at all; the removed one gets none.
-        let other = try TestReceiver()
+        let other = try LoopbackReceiver()
         defer { other.stop() }
         try dispatcher.register(url: other.url, secret: secret)
         let second = try drive(service, device: "d1", visits: 1, start: 1000)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterServer
 
 @Suite("Webhook targets and the SSRF guard")
@@ -63,7 +64,7 @@ struct TargetTests {
     }
 
     @Test func clientRefusesBeforeConnecting() throws {
-        let receiver = try TestReceiver()
+        let receiver = try LoopbackReceiver()
         defer { receiver.stop() }
         let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: false))
         #expect(throws: WebhookError.self) { try client.post(to: try WebhookTarget(url: receiver.url), headers: [], body: []) }
@@ -77,7 +78,7 @@ struct TargetTests {
     }
 
     @Test func clientReportsStatusTimeoutAndClose() throws {
-        let receiver = try TestReceiver(script: [.status(503), .hang(0.6), .close])
+        let receiver = try LoopbackReceiver(script: [.status(503), .hang(0.6), .close])
         defer { receiver.stop() }
         let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 1, responseTimeout: 0.2)
         let target = try WebhookTarget(url: receiver.url)
@@ -99,7 +100,7 @@ struct TargetTests {
 
     @Test func connectionRefused() throws {
         // A port with no listener: bind one, learn its port, close it.
-        let receiver = try TestReceiver()
+        let receiver = try LoopbackReceiver()
         let url = receiver.url
         receiver.stop()
         let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 1, responseTimeout: 1)

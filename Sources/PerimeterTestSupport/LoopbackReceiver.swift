@@ -4,9 +4,11 @@ import Glibc
 #endif
 
 /// A tiny HTTP receiver on 127.0.0.1 (ephemeral port) for webhook tests: it answers requests according
-/// to a script (then 200), and records every request it read completely.
-final class TestReceiver: @unchecked Sendable {
-    enum Behaviour: Sendable {
+/// to a script (then 200, or what `dynamic` says), and records every request it read completely. One
+/// connection at a time, one request per connection (`Connection: close`).
+public final class LoopbackReceiver: @unchecked Sendable {
+    /// How to answer one request.
+    public enum Behaviour: Sendable {
         /// Answer with this status.
         case status(Int)
         /// Read the request, then say nothing for this long and close (a timeout for the client).
@@ -15,15 +17,25 @@ final class TestReceiver: @unchecked Sendable {
         case close
     }
 
-    struct Request: Sendable {
-        var method: String
-        var path: String
-        var headers: [String: String]
-        var body: [UInt8]
-        var answered: Int?
+    /// A request as received.
+    public struct Request: Sendable {
+        /// The method, e.g. `POST`.
+        public var method: String
+        /// The request target, e.g. `/hook`.
+        public var path: String
+        /// Header fields, names lower-cased.
+        public var headers: [String: String]
+        /// The body (per Content-Length).
+        public var body: [UInt8]
+        /// The status it was answered with; `nil` when it was not answered (hang, close).
+        public var answered: Int?
+
+        /// `METHOD PATH HTTP/1.1`, as the request line read.
+        public var requestLine: String { "\(method) \(path) HTTP/1.1" }
     }
 
-    let port: UInt16
+    /// The port it listens on.
+    public let port: UInt16
     private let fd: Int32
     private let lock = NSLock()
     private var script: [Behaviour]
@@ -32,7 +44,8 @@ final class TestReceiver: @unchecked Sendable {
     private var stopped = false
     private let done = DispatchSemaphore(value: 0)
 
-    init(script: [Behaviour] = [], dynamic: (@Sendable (Request) -> Behaviour)? = nil) throws {
+    /// Starts listening at once; `script` answers the first requests in order, then `dynamic` (or 200).
+    public init(script: [Behaviour] = [], dynamic: (@Sendable (Request) -> Behaviour)? = nil) throws {
         self.script = script
         self.dynamic = dynamic
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -57,16 +70,28 @@ final class TestReceiver: @unchecked Sendable {
         thread.start()
     }
 
-    var url: String { "http://127.0.0.1:\(port)/hook" }
+    /// `http://127.0.0.1:PORT/hook`.
+    public var url: String { "http://127.0.0.1:\(port)/hook" }
 
-    var requests: [Request] { lock.withLock { _requests } }
+    /// Every request read so far, in arrival order.
+    public var requests: [Request] { lock.withLock { _requests } }
 
     /// Requests that were answered with a 2xx.
-    var delivered: [Request] { requests.filter { ($0.answered ?? 0) / 100 == 2 } }
+    public var delivered: [Request] { requests.filter { ($0.answered ?? 0) / 100 == 2 } }
 
-    func setScript(_ behaviours: [Behaviour]) { lock.withLock { script = behaviours } }
+    /// Replaces the script for the next requests.
+    public func setScript(_ behaviours: [Behaviour]) { lock.withLock { script = behaviours } }
 
-    func stop() {
+    /// Waits (polling, at most `seconds`) until `count` requests arrived; suspends rather than blocks,
+    /// so a server's tasks keep their share of the (small) concurrency pool.
+    public func wait(for count: Int, seconds: Double = 20) async -> [Request] {
+        let deadline = Date().addingTimeInterval(seconds)
+        while requests.count < count, Date() < deadline { try? await Task.sleep(nanoseconds: 20_000_000) }
+        return requests
+    }
+
+    /// Stops listening; returns once the accept loop has ended.
+    public func stop() {
         lock.withLock { stopped = true }
         shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
