@@ -1,7 +1,11 @@
+import PerimeterFences
+
 /// Identifies one device (a phone, a vehicle, a tracker) whose location updates the engine follows.
 ///
-/// Device ids are opaque strings compared byte for byte; events for several devices at the same time
-/// are ordered by device id.
+/// Device ids compare as Swift strings: equal when canonically equivalent, ordered byte-wise (UTF-8)
+/// by their canonical composition (NFC) — for ASCII text simply byte-wise order, the same on
+/// every platform and independent of locale. Events for several devices at the same time are ordered by
+/// device id; the order agrees with equality (ids that are equal never sort apart).
 public struct DeviceID: Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The id as given.
     public var rawValue: String
@@ -13,8 +17,9 @@ public struct DeviceID: Hashable, Comparable, Sendable, ExpressibleByStringLiter
 
     public var description: String { rawValue }
 
-    /// Byte-wise (UTF-8) order, independent of locale and Unicode normalisation.
+    /// Byte-wise UTF-8 order of the canonical composition (``IdentifierOrder``), independent of locale;
+    /// consistent with `==`.
     public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool {
-        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+        IdentifierOrder.precedes(lhs.rawValue, rhs.rawValue)
     }
 }
