@@ -11,40 +11,6 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 
-/// Starts a daemon listening on `address` (IPv4 or IPv6 literal) and `port` (0: any free port) with an
-/// internal thread pool of `threads` threads, suspend/resume enabled (for streamed responses), and a
-/// per-connection idle timeout in seconds. Returns NULL when the address is not a literal or the daemon
-/// cannot start (port in use, no permission).
-static inline struct MHD_Daemon *perimeter_mhd_start(const char *address, uint16_t port, unsigned int threads,
-                                                     unsigned int timeout_seconds,
-                                                     MHD_AccessHandlerCallback handler, void *handler_context,
-                                                     MHD_RequestCompletedCallback completed, void *completed_context) {
-    struct sockaddr_in v4;
-    struct sockaddr_in6 v6;
-    const struct sockaddr *socket_address;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
-    memset(&v4, 0, sizeof v4);
-    memset(&v6, 0, sizeof v6);
-    if (inet_pton(AF_INET, address, &v4.sin_addr) == 1) {
-        v4.sin_family = AF_INET;
-        v4.sin_port = htons(port);
-        socket_address = (const struct sockaddr *)&v4;
-    } else if (inet_pton(AF_INET6, address, &v6.sin6_addr) == 1) {
-        v6.sin6_family = AF_INET6;
-        v6.sin6_port = htons(port);
-        socket_address = (const struct sockaddr *)&v6;
-        flags |= MHD_USE_IPv6;
-    } else {
-        return NULL;
-    }
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
-                            MHD_OPTION_SOCK_ADDR, socket_address,
-                            MHD_OPTION_THREAD_POOL_SIZE, threads,
-                            MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-                            MHD_OPTION_END);
-}
-
 /// The port the daemon is bound to (useful after asking for port 0), or 0 when unknown.
 static inline uint16_t perimeter_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -143,10 +109,13 @@ static inline const char *perimeter_mhd_raw_path(struct MHD_Connection *connecti
     return (state->raw_path != NULL && state->raw_path[0] != 0) ? state->raw_path : NULL;
 }
 
-/// Like perimeter_mhd_start, and also: at most `connection_limit` concurrent connections (0: the
+/// Starts a daemon listening on `address` (IPv4 or IPv6 literal) and `port` (0: any free port) with an
+/// internal thread pool of `threads` threads, suspend/resume enabled (for streamed responses), a
+/// per-connection idle timeout in seconds, at most `connection_limit` concurrent connections (0: the
 /// library's default, FD_SETSIZE - 4, shared by the pool's threads), and the raw request path of each
-/// request recorded for perimeter_mhd_raw_path.
-static inline struct MHD_Daemon *perimeter_mhd_start_limited(const char *address, uint16_t port, unsigned int threads,
+/// request recorded for perimeter_mhd_raw_path. Returns NULL when the address is not a literal or the
+/// daemon cannot start (port in use, no permission).
+static inline struct MHD_Daemon *perimeter_mhd_start(const char *address, uint16_t port, unsigned int threads,
                                                              unsigned int timeout_seconds, unsigned int connection_limit,
                                                              MHD_AccessHandlerCallback handler, void *handler_context,
                                                              MHD_RequestCompletedCallback completed,

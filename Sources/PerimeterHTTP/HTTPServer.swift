@@ -44,7 +44,7 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.handler = handler
         let context = Unmanaged.passUnretained(self).toOpaque()
-        let daemon = perimeter_mhd_start_limited(
+        let daemon = perimeter_mhd_start(
             configuration.address, configuration.port, UInt32(max(1, configuration.threads)),
             UInt32(max(0, configuration.connectionTimeout)), UInt32(Self.connectionLimit(configuration)),
             Self.rawPathAccessHandler, context, Self.completedHandler, context)
