@@ -104,7 +104,10 @@ public struct FanoutBench: Sendable {
         let clients = try SSEClients(port: server.port, count: count, path: "/v1/events/stream")
         defer { clients.stop() }
         try clients.waitUntilConnected(timeout: 60)
-        let poster = try LoopbackHTTP(port: server.port)
+        guard let poster = LoadConnection(port: server.port) else {
+            throw FanoutFailure(delivered: 0, expected: 0, detail: "cannot connect to 127.0.0.1:\(server.port) to post updates")
+        }
+        defer { poster.close() }
         var expected: [Int64] = []
         var post = 0
 
@@ -157,13 +160,17 @@ public struct FanoutBench: Sendable {
 
     /// Posts update batch `number`: every device enters the fence (even numbers) or leaves it (odd);
     /// returns the sequences of the events it caused (exactly ``eventsPerPost``).
-    func send(_ number: Int, on poster: LoopbackHTTP) throws -> [Int64] {
+    func send(_ number: Int, on poster: LoadConnection) throws -> [Int64] {
         let inside = number % 2 == 0
         let time = RFC3339.string(from: Date(timeIntervalSince1970: 1_700_000_000 + Double(number)))
         let updates: [JSONValue] = (0..<eventsPerPost).map { device in
             ["deviceId": .string("fan-\(device)"), "latitude": inside ? 44.6 : 45.5, "longitude": -110.5, "time": .string(time)]
         }
-        let (status, body) = try poster.request("POST", "/v1/locations", json: Array(JSONWriter().string(.array(updates)).utf8))
+        let request = HTTPLoadGenerator.Request(method: "POST", path: "/v1/locations", contentType: "application/json",
+                                                body: Array(JSONWriter().string(.array(updates)).utf8))
+        guard poster.send(request.bytes), let (status, body) = poster.receiveResponse() else {
+            throw FanoutFailure(delivered: 0, expected: 0, detail: "post \(number): the connection failed or the server did not answer within 30 s")
+        }
         guard status == 200, case .array(let events)? = (try? JSONParser().parse(body))?["events"] else {
             throw FanoutFailure(delivered: 0, expected: 0, detail: "POST /v1/locations answered \(status): \(String(decoding: body.prefix(300), as: UTF8.self))")
         }

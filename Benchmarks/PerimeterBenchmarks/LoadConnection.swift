@@ -9,22 +9,14 @@ final class LoadConnection {
     private var buffer: [UInt8] = []
     private var scratch = [UInt8](repeating: 0, count: 65_536)
 
+    /// Connects to 127.0.0.1:`port`; `nil` when the server cannot be reached. A response that takes
+    /// more than 30 s counts as a failed read, so a stuck server fails the benchmark instead of hanging it.
     init?(port: UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            Glibc.close(fd)
-            return nil
-        }
+        guard let fd = try? SSEClients.connect(port: port) else { return nil }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         descriptor = fd
     }
 
