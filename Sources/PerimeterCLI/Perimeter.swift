@@ -47,12 +47,19 @@ public enum Perimeter {
             default:
                 throw CommandLineError.usage("unknown command '\(name)' (commands: replay, validate, demo, study, serve; see 'perimeter --help')")
             }
-        } catch let failure as CommandLineError {
+        } catch {
+            return exitStatus(reporting: error, on: console)
+        }
+    }
+
+    /// Reports a command's error on `console` and returns its exit status: the status a
+    /// ``CommandLineError`` carries, 70 (internal error) for anything else.
+    static func exitStatus(reporting error: any Error, on console: Console) -> Int32 {
+        if let failure = error as? CommandLineError {
             console.complain(failure.description)
             return failure.exitStatus
-        } catch {
-            console.complain("\(error)")
-            return 70
         }
+        console.complain("\(error)")
+        return 70
     }
 }

@@ -128,12 +128,8 @@ struct LiveDemoTests {
         let console = capture.console
         do {
             return try DemoCommand.run(arguments, console: console, hooks: hooks)
-        } catch let failure as CommandLineError {
-            console.complain(failure.description)
-            return failure.exitStatus
         } catch {
-            console.complain("\(error)")
-            return 70
+            return Perimeter.exitStatus(reporting: error, on: console)
         }
     }
 }
