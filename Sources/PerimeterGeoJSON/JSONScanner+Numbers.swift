@@ -9,7 +9,8 @@ extension JSONScanner {
     ///
     /// Integers without fraction or exponent that fit in `Int64` are exact. Doubles use an exact fast path when the
     /// decimal significand is below 2^53 and the power of ten is at most 22 (both operands are
-    /// exact, so the one IEEE multiplication or division is correctly rounded); otherwise the token is handed to
+    /// exact, so the one IEEE multiplication or division is correctly rounded), then an exact 128-bit path for up to 19
+    /// significant digits and |exponent| ≤ 19 (``exactDouble(significand:exponent:)``); otherwise the token is handed to
     /// Swift's correctly rounded `Double(String)`. Out-of-range magnitudes give ±infinity or ±0.
     /// - Complexity: O(token length); allocates only on the slow path.
     mutating func readNumber() throws(Failure) -> Number {
@@ -89,10 +90,52 @@ extension JSONScanner {
             }
             return .double(negative ? -value : value)
         }
+        // UInt128 is in every Linux toolchain; Apple platforms have it from their 2024 releases (older
+        // ones take the `Double(String)` path below).
+        if #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *), !dropped,
+           let value = Self.exactDouble(significand: significand, exponent: exponent) {
+            return .double(negative ? -value : value)
+        }
         if significand == 0 && !dropped { return .double(negative ? -0.0 : 0.0) }
         let text = String(decoding: UnsafeBufferPointer(start: base + start, count: i - start), as: UTF8.self)
         guard let value = Double(text) else { throw failure("invalid number", at: start) }
         return .double(value)
+    }
+
+    /// 10^0 … 10^19, every power of ten that fits in `UInt64`.
+    static let integerPowersOfTen: [UInt64] = (0...19).map { k in (0..<k).reduce(1) { power, _ in power * 10 } }
+
+    /// The correctly rounded `Double` of `significand` × 10^`exponent` for |`exponent`| ≤ 19, computed exactly
+    /// with 128-bit integers (the quotient of a division keeps at least 64 bits, and its remainder decides
+    /// ties); `nil` for a zero significand or a larger exponent. It serves the decimals with 17–19 significant
+    /// digits (most coordinates written by `Double.description`) that the exact fast path cannot take.
+    /// - Complexity: O(1), no allocation.
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    static func exactDouble(significand: UInt64, exponent: Int) -> Double? {
+        guard significand != 0, exponent >= -19, exponent <= 19 else { return nil }
+        let power = UInt128(integerPowersOfTen[abs(exponent)])
+        let quotient: UInt128
+        let scale: Int                 // the value is (quotient + fraction) × 2^scale
+        var hasFraction = false        // whether the division left a remainder
+        if exponent >= 0 {
+            quotient = UInt128(significand) * power
+            scale = 0
+        } else {
+            let shift = 64 + significand.leadingZeroBitCount
+            let (q, r) = (UInt128(significand) << shift).quotientAndRemainder(dividingBy: power)
+            quotient = q
+            hasFraction = r != 0
+            scale = -shift
+        }
+        let bits = 128 - quotient.leadingZeroBitCount
+        if bits <= 53 { return Double(UInt64(quotient)) }  // only products get here: exact, scale 0
+        let drop = bits - 53
+        var mantissa = UInt64(truncatingIfNeeded: quotient >> drop)
+        let rest = quotient & ((UInt128(1) << drop) - 1)
+        let half = UInt128(1) << (drop - 1)
+        if rest > half || (rest == half && (hasFraction || mantissa & 1 == 1)) { mantissa += 1 }
+        // Normal range throughout (1e-19 … 2^128), so scaling by a power of two is exact.
+        return Double(sign: .plus, exponent: drop + scale, significand: Double(mantissa))
     }
 
     /// Reads a number as a `Double` (integers beyond 2^53 are rounded).

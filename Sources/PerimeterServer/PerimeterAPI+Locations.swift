@@ -9,33 +9,25 @@ extension PerimeterAPI {
     /// `application/x-ndjson` or `application/ndjson`). Answers `{"accepted", "rejected": [{index,
     /// pointer, code, detail}], "events"}`; bad items are rejected one by one, the rest processed in one call.
     func postLocations(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
-        let items = try Self.locationItems(request)
-        guard items.count <= configuration.maximumBatchSize else {
+        let batch = try Self.locationBatch(request)
+        guard batch.count <= configuration.maximumBatchSize else {
             throw Problem(413, "batch-too-large", title: "Batch too large",
-                          detail: "\(items.count) updates in one request; at most \(configuration.maximumBatchSize) are allowed",
+                          detail: "\(batch.count) updates in one request; at most \(configuration.maximumBatchSize) are allowed",
                           extra: ["limit": .integer(Int64(configuration.maximumBatchSize))])
         }
-        var updates: [LocationUpdate] = []
-        var origins: [Int] = []
         var rejected: [(Int, JSONValue)] = []
-        updates.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-            switch item {
-            case .value(let value, let path):
-                do throws(LocationDecoder.Failure) {
-                    updates.append(try LocationDecoder.decode(value, at: path))
-                    origins.append(index)
-                } catch {
-                    rejected.append((index, ["index": .integer(Int64(index)), "code": "invalidField",
+        for invalid in batch.invalid {
+            let error = invalid.failure
+            rejected.append((invalid.index, ["index": .integer(Int64(invalid.index)), "code": "invalidField",
                                              "pointer": .string(error.path.jsonPointer), "path": .string(error.path.description),
                                              "detail": .string(error.message)]))
-                    metrics.recordRejectedUpdate(reason: "invalidField")
-                }
-            case .broken(let failure):
-                rejected.append((index, failure))
-                metrics.recordRejectedUpdate(reason: "invalidJSON")
-            }
+            metrics.recordRejectedUpdate(reason: "invalidField")
         }
+        for broken in batch.broken {
+            rejected.append((broken.index, broken.document))
+            metrics.recordRejectedUpdate(reason: "invalidJSON")
+        }
+        let updates = batch.updates
         let result: BatchResult
         do throws(GeofencingError) {
             result = try service.process(updates)
@@ -43,14 +35,13 @@ extension PerimeterAPI {
             throw error.problem
         }
         for rejection in result.rejections {
-            let index = origins[rejection.index]
+            let index = batch.origins[rejection.index]
             rejected.append((index, ["index": .integer(Int64(index)), "code": .string(rejection.error.code.rawValue),
                                      "detail": .string(rejection.error.message)]))
             metrics.recordRejectedUpdate(reason: rejection.error.code.rawValue)
         }
         rejected.sort { $0.0 < $1.0 }
-        if items.count == 1, case .value(_, let path)? = items.first, path.components.isEmpty,
-           case .object(let rejection)? = rejected.first?.1 {
+        if batch.isSingle, case .object(let rejection)? = rejected.first?.1 {
             // A single update (not an array) that was rejected: answer with a problem document.
             throw Problem(422, "location-rejected", title: "Location rejected",
                           detail: rejection["detail"]?.stringValue ?? "the update was rejected",
@@ -58,52 +49,58 @@ extension PerimeterAPI {
         }
         let accepted = updates.count - result.rejections.count
         // Positions for stream clients that asked for them (?locations=true): accepted updates only.
-        let rejectedIndexes = Set(result.rejections.map(\.index))
-        hub.publishLocations(updates.enumerated().lazy.filter { !rejectedIndexes.contains($0.offset) }.map(\.element))
+        if result.rejections.isEmpty {
+            hub.publishLocations(updates)
+        } else {
+            let rejectedIndexes = Set(result.rejections.map(\.index))
+            hub.publishLocations(updates.enumerated().lazy.filter { !rejectedIndexes.contains($0.offset) }.map(\.element))
+        }
         metrics.recordUpdates(accepted: accepted)
-        var fences: [String: Fence?] = [:]
-        let events: [JSONValue] = result.events.map { logged in
+        return HTTPResponse(status: 200, contentType: "application/json",
+                            bytes: locationsResponse(accepted: accepted, events: result.events, rejected: rejected))
+    }
+
+    /// `{"accepted","events","rejected"}` written straight to bytes — what ``JSONWriter`` writes for the
+    /// same object, events as ``EventJSON`` — with each event's fence name and group looked up once per fence.
+    func locationsResponse(accepted: Int, events: [LoggedEvent], rejected: [(Int, JSONValue)]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + events.count * 320)
+        bytes.append(contentsOf: #"{"accepted":"#.utf8)
+        JSONWriter.appendInteger(Int64(accepted), to: &bytes)
+        bytes.append(contentsOf: #","events":["#.utf8)
+        var labels: [FenceID: (name: String?, group: String?)] = [:]
+        for (k, logged) in events.enumerated() {
+            if k > 0 { bytes.append(UInt8(ascii: ",")) }
             let id = logged.event.fence
-            if fences[id.rawValue] == nil { fences[id.rawValue] = .some((try? service.fence(id: id)) ?? nil) }
-            return EventJSON.value(logged, fence: fences[id.rawValue] ?? nil)
-        }
-        return Self.json(["accepted": .integer(Int64(accepted)), "rejected": .array(rejected.map(\.1)),
-                          "events": .array(events)])
-    }
-
-    /// Splits the body into items: each a value with its path, or a rejection document (NDJSON line
-    /// that is not JSON).
-    static func locationItems(_ request: HTTPRequest) throws(Problem) -> [LocationItem] {
-        let type = (request.header("content-type") ?? "").lowercased()
-        if type.hasPrefix("application/x-ndjson") || type.hasPrefix("application/ndjson") {
-            var items: [LocationItem] = []
-            var lineNumber = 0
-            for line in request.body.split(separator: 10, omittingEmptySubsequences: false) {
-                lineNumber += 1
-                let trimmed = line.last == 13 ? line.dropLast() : line
-                if trimmed.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
-                let index = items.count
-                do throws(JSONParseError) {
-                    items.append(.value(try JSONParser().parse(Array(trimmed)), JSONPath([.index(index)])))
-                } catch {
-                    items.append(.broken(["index": .integer(Int64(index)), "code": "invalidJSON",
-                                           "line": .integer(Int64(lineNumber)),
-                                           "detail": .string("line \(lineNumber), column \(error.column): \(error.message)")]))
-                }
+            let label: (name: String?, group: String?)
+            if let known = labels[id] {
+                label = known
+            } else {
+                let fence = (try? service.fence(id: id)) ?? nil
+                label = (fence?.name, fence?.group)
+                labels[id] = label
             }
-            guard !items.isEmpty else { throw Problem.badRequest("empty-body", "the NDJSON body holds no update") }
-            return items
+            EventJSON.write(logged, fenceName: label.name, group: label.group, into: &bytes)
         }
-        let value = try parseJSON(request.body)
-        if case .array(let elements) = value {
-            return elements.enumerated().map { .value($0.element, JSONPath([.index($0.offset)])) }
+        bytes.append(contentsOf: #"],"rejected":["#.utf8)
+        let writer = JSONWriter()
+        for (k, rejection) in rejected.enumerated() {
+            if k > 0 { bytes.append(UInt8(ascii: ",")) }
+            writer.write(rejection.1, into: &bytes)
         }
-        return [.value(value, JSONPath())]
+        bytes.append(contentsOf: "]}".utf8)
+        return bytes
     }
-}
 
-/// One item of a location batch: a JSON value and its path, or the rejection of an unreadable NDJSON line.
-enum LocationItem {
-    case value(JSONValue, JSONPath)
-    case broken(JSONValue)
+    /// The decoded body: straight from the bytes (``LocationBatchReader``), through ``JSONValue`` trees
+    /// where the reader declines. NDJSON when the content type is `application/x-ndjson` or `application/ndjson`.
+    static func locationBatch(_ request: HTTPRequest) throws(Problem) -> LocationBatch {
+        try LocationBatchReader.batch(request.body, ndjson: isNDJSON(request))
+    }
+
+    /// Whether the request's body is NDJSON (by its content type).
+    static func isNDJSON(_ request: HTTPRequest) -> Bool {
+        let type = (request.header("content-type") ?? "").lowercased()
+        return type.hasPrefix("application/x-ndjson") || type.hasPrefix("application/ndjson")
+    }
 }
