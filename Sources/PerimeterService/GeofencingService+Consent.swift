@@ -9,7 +9,7 @@ extension GeofencingService {
     /// Revoking consent keeps the state already stored for the device; remove the store's file (or
     /// use a new store) to erase it.
     public func setUserConsent(_ isConsentGiven: Bool, for device: DeviceID? = nil) throws(GeofencingError) {
-        let (changed, failure) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (Bool, GeofencingError?) in
+        let (changed, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (Bool, UInt64?) in
             let options = try c.configured()
             let changed: Bool
             if let device {
@@ -21,8 +21,9 @@ extension GeofencingService {
                 c.serviceConsent = isConsentGiven
                 c.pending.serviceConsent = isConsentGiven
             }
-            return (changed, c.commitIfDue(store, force: true))
+            return (changed, c.commitTicket(force: true))
         }
+        let failure = ticket.flatMap(commit(through:))
         notify(errors: failure.map { [$0] } ?? [], consent: changed ? [(device, isConsentGiven)] : [])
         if let failure { throw failure }
     }

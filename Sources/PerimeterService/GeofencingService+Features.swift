@@ -18,7 +18,7 @@ extension GeofencingService {
     ///
     /// - Complexity: O(total vertices) for the index rebuild, once.
     public func addFeatures(_ features: [GeoJSON.Feature]) throws(GeofencingError) {
-        let failure = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> GeofencingError? in
+        let ticket = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> UInt64? in
             let options = try c.configured()
             var fences: [Fence] = []
             fences.reserveCapacity(features.count)
@@ -44,9 +44,9 @@ extension GeofencingService {
                     additionSequence: c.engine.additionSequence(of: fence.id))))
             }
             c.engine.prepareIndex()  // pay for the index here, not on the next update
-            return c.commitIfDue(store, force: true)
+            return c.commitTicket(force: true)
         }
-        if let failure {
+        if let failure = ticket.flatMap(commit(through:)) {
             notify(errors: [failure])
             throw failure
         }
@@ -97,23 +97,23 @@ extension GeofencingService {
 
     /// Stops monitoring every feature.
     public func clearFeatures() throws(GeofencingError) {
-        let failure = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> GeofencingError? in
+        let ticket = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> UInt64? in
             _ = try c.configured()
             c.engine.removeAllFences()
             c.pending.touch(c.engine.devicesWithOptionState)  // their stored option state names the fences
             c.features = [:]
             c.positions = [:]
             c.pending.fences.append(.removeAll)
-            return c.commitIfDue(store, force: true)
+            return c.commitTicket(force: true)
         }
-        if let failure {
+        if let failure = ticket.flatMap(commit(through:)) {
             notify(errors: [failure])
             throw failure
         }
     }
 
     private func removeFeatures(where predicate: (Fence) -> Bool) throws(GeofencingError) -> Int {
-        let (count, failure) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (Int, GeofencingError?) in
+        let (count, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (Int, UInt64?) in
             _ = try c.configured()
             let doomed = c.engine.fenceSet.fences.filter(predicate).map(\.id)
             guard !doomed.isEmpty else { return (0, nil) }
@@ -124,9 +124,9 @@ extension GeofencingService {
                 c.pending.fences.append(.remove(id))
             }
             c.pending.touch(c.engine.devicesWithOptionState)  // their stored option state names the fences
-            return (doomed.count, c.commitIfDue(store, force: true))
+            return (doomed.count, c.commitTicket(force: true))
         }
-        if let failure {
+        if let failure = ticket.flatMap(commit(through:)) {
             notify(errors: [failure])
             throw failure
         }

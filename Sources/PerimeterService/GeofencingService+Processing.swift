@@ -48,7 +48,7 @@ extension GeofencingService {
 
     private func processBatch<Updates: Collection>(_ batch: Updates) throws(GeofencingError) -> BatchResult
     where Updates.Element == LocationUpdate {
-        let (result, ticket, lockedFailure) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, UInt64?, GeofencingError?) in
+        let (result, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, UInt64?) in
             let options = try c.configured()
             try Self.checkConsent(batch, c, options)
             var result = BatchResult()
@@ -79,53 +79,22 @@ extension GeofencingService {
             c.processedUpdates += UInt64(batch.count)
             c.pending.processedUpdatesChanged = true
             c.pending.updates += batch.count
-            // Every-call durability commits after the lock is released once, so that calls made
-            // meanwhile by other threads join the same commit (see `commitShared`).
-            if case .everyCall = options.durability { return (result, c.commitGeneration, nil) }
-            return (result, nil, c.commitIfDue(store))
+            // The commit runs after the lock is released, so that calls made meanwhile by other
+            // threads are processed during it and share the next one (see `GroupCommit`).
+            return (result, c.commitTicket())
         }
-        let failure = ticket.map(commitShared) ?? lockedFailure
+        let failure = ticket.flatMap(commit(through:))
         notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
         if let failure { throw failure }
         return result
     }
-
-    /// Commits the changes made while the commit generation was `ticket`, unless a commit (by any
-    /// thread) already stored them.
-    ///
-    /// The committing thread first yields the processor once, then a few more rounds while other
-    /// threads wait for the lock (most likely to process their own updates), so that they go first and
-    /// join its commit: one transaction then stores several callers' changes, and each of them finds
-    /// its changes stored and returns without a transaction (PostgreSQL's `commit_delay` with
-    /// `commit_siblings`, without a timed sleep). Measured with wrk, 16 connections, one core: 0.13×
-    /// `/healthz` with a commit per request, 0.2–0.3× shared.
-    /// - Returns: the commit's error, if this call committed and the commit failed (the changes stay
-    ///   pending for the next commit).
-    private func commitShared(_ ticket: UInt64) -> GeofencingError? {
-        var rounds = 0
-        while true {
-            let outcome = core.withLock { (c: inout ServiceCore) -> GeofencingError?? in
-                guard c.commitGeneration == ticket else { return .some(nil) }
-                // Yield once in any case (threads that are runnable but not yet at the lock, e.g. on
-                // the same core, get to process first), then while others wait for the lock.
-                if rounds == 0 || (rounds < Self.commitDelayRounds && core.hasWaiters) { return nil }
-                return .some(c.commitIfDue(store, force: true))
-            }
-            if let outcome { return outcome }
-            rounds += 1
-            sched_yield()
-        }
-    }
-
-    /// How many times a shared commit lets waiting threads go first.
-    private static let commitDelayRounds = 4
 
     /// Fires every dwell due by `time` for devices that sent no update since (their presence holds).
     ///
     /// - Returns: the dwell events, in log order (by time, then device, then fence).
     @discardableResult
     public func advance(to time: Date) throws(GeofencingError) -> [LoggedEvent] {
-        let (logged, failure) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> ([LoggedEvent], GeofencingError?) in
+        let (logged, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> ([LoggedEvent], UInt64?) in
             _ = try c.configured()
             let due = c.engine.devicesWithDwellsDue(by: time)
             guard !due.isEmpty else { return ([], nil) }
@@ -134,8 +103,9 @@ extension GeofencingService {
             c.engine.advance(to: time, into: &events)
             var logged: [LoggedEvent] = []
             c.log(events, into: &logged)
-            return (logged, c.commitIfDue(store))
+            return (logged, c.commitTicket())
         }
+        let failure = ticket.flatMap(commit(through:))
         notify(events: logged, errors: failure.map { [$0] } ?? [])
         if let failure { throw failure }
         return logged

@@ -20,6 +20,8 @@ import Synchronization
 public final class GeofencingService: Sendable {
     let store: any GeofencingStore
     let core = ServiceLock(ServiceCore())
+    /// Serialises commits, outside `core`'s lock, and lets concurrent callers share them.
+    let groupCommit = GroupCommit()
 
     /// Creates a service on `store` (by default an in-memory one). Call ``configure(_:)`` before use.
     public init(store: any GeofencingStore = InMemoryGeofencingStore()) {
@@ -43,7 +45,7 @@ public final class GeofencingService: Sendable {
     ///   cannot be read. The service is then left as it was.
     public func configure(_ options: GeofencingOptions) throws(GeofencingError) {
         if let problem = options.validate() { throw problem }
-        let (released, failure) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> ([LoggedEvent], GeofencingError?) in
+        let (released, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> ([LoggedEvent], UInt64?) in
             if c.options == nil {
                 let state: StoredState
                 do {
@@ -52,6 +54,7 @@ public final class GeofencingService: Sendable {
                     throw GeofencingError.storage(error, while: "loading the stored state")
                 }
                 var fresh = ServiceCore()
+                fresh.batch = c.batch
                 fresh.observers = c.observers
                 fresh.streams = c.streams
                 fresh.nextStreamID = c.nextStreamID
@@ -63,8 +66,9 @@ public final class GeofencingService: Sendable {
             }
             var released: [LoggedEvent] = []
             c.releaseOrphanedUpdates(into: &released)
-            return (released, released.isEmpty ? nil : c.commitIfDue(store))
+            return (released, released.isEmpty ? nil : c.commitTicket())
         }
+        let failure = ticket.flatMap(commit(through:))
         notify(events: released, errors: failure.map { [$0] } ?? [])
         if let failure { throw failure }
     }
@@ -77,19 +81,41 @@ public final class GeofencingService: Sendable {
     /// With ``GeofencingOptions/Durability/everyUpdates(_:)`` this is how a caller makes everything
     /// processed so far durable; it is also how to retry after a ``GeofencingError/Code/storageFailure``.
     public func flush() throws(GeofencingError) {
-        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) in try c.commit(store) }
+        if let failure = commit(through: core.withLock { $0.batch }) { throw failure }
+    }
+
+    /// Returns once the changes of batch `ticket` (and every earlier one) are stored, committing them
+    /// unless another caller's commit does (``GroupCommit``). Never called with the lock held.
+    /// - Returns: the error of the commit this call ran, if it failed (the changes stay pending).
+    func commit(through ticket: UInt64) -> GeofencingError? {
+        groupCommit.commit(through: ticket) { () -> GroupCommit.Outcome in
+            let work = core.withLock { $0.takeChanges() }
+            if !work.isEmpty {
+                do {
+                    try store.commit(work.changes)
+                } catch {
+                    core.withLock { $0.failed(work) }
+                    return .init(durableBelow: nil, error: CommitWork.storageError(error, work.changes))
+                }
+                core.withLock { $0.committed(work) }
+            }
+            return .init(durableBelow: work.batch + 1, error: nil)
+        }
     }
 
     /// Flushes, ends every event stream, and returns the service to the unconfigured state.
     /// ``configure(_:)`` may be called again afterwards (it reloads from the store).
     public func close() throws(GeofencingError) {
-        let streams = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> [AsyncStream<LoggedEvent>.Continuation] in
-            if c.options != nil { try c.commit(store) }
-            let streams = Array(c.streams.values)
-            let observers = c.observers
-            c = ServiceCore()
-            c.observers = observers
-            return streams
+        let streams = try groupCommit.exclusively { () throws(GeofencingError) -> [AsyncStream<LoggedEvent>.Continuation] in
+            try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> [AsyncStream<LoggedEvent>.Continuation] in
+                if c.options != nil { try c.commitHoldingLock(store) }
+                let streams = Array(c.streams.values)
+                let observers = c.observers, batch = c.batch
+                c = ServiceCore()
+                c.observers = observers
+                c.batch = batch
+                return streams
+            }
         }
         // Finish outside the lock: a stream's termination handler takes the lock itself.
         for continuation in streams { continuation.finish() }

@@ -24,6 +24,17 @@ struct PendingChanges {
         for device in devices { touch(device) }
     }
 
+    /// Adds `later` (changes made after these) behind these.
+    mutating func append(_ later: PendingChanges) {
+        fences += later.fences
+        touch(later.touchedOrder)
+        events += later.events
+        if let consent = later.serviceConsent { serviceConsent = consent }
+        deviceConsents.merge(later.deviceConsents) { _, newer in newer }
+        processedUpdatesChanged = processedUpdatesChanged || later.processedUpdatesChanged
+        updates += later.updates
+    }
+
     var isEmpty: Bool {
         fences.isEmpty && touched.isEmpty && events.isEmpty && serviceConsent == nil && deviceConsents.isEmpty
             && !processedUpdatesChanged
@@ -47,8 +58,9 @@ struct ServiceCore {
     var committedAcceptedSequence: Int64 = 0
     var committedArrivals: UInt64 = 0
     var pending = PendingChanges()
-    /// Successful commits so far: changes made while this is *g* are stored once it exceeds *g*.
-    var commitGeneration: UInt64 = 0
+    /// The batch that changes made now belong to (see ``GroupCommit``); it only grows, also across
+    /// `close` and `configure`.
+    var batch: UInt64 = 0
     var observers: [any GeofencingObserver] = []
     var streams: [Int: AsyncStream<LoggedEvent>.Continuation] = [:]
     var nextStreamID = 0
@@ -76,46 +88,69 @@ struct ServiceCore {
 
     // MARK: - Commit
 
-    /// Commits pending changes when the durability policy asks for it (or `force`).
-    mutating func commitIfDue(_ store: any GeofencingStore, force: Bool = false) -> GeofencingError? {
+    /// Whether the durability policy wants a commit now (`force`: in any case).
+    /// - Returns: the ticket for ``GroupCommit/commit(through:_:)``: the batch the changes made so far
+    ///   belong to; `nil` when no commit is due.
+    func commitTicket(force: Bool = false) -> UInt64? {
         if !force, case .everyUpdates(let n)? = options?.durability, pending.updates < n { return nil }
-        do {
-            try commit(store)
-            return nil
-        } catch {
-            return error
-        }
+        return batch
     }
 
-    /// Writes every pending change in one store transaction. On failure the changes stay pending.
-    mutating func commit(_ store: any GeofencingStore) throws(GeofencingError) {
-        guard !pending.isEmpty else { return }
-        var changes = StoreChanges()
-        changes.fences = pending.fences
-        var presence: [(DeviceID, [DetectionEngine.MembershipSnapshot])] = []
+    /// Takes every pending change out for a commit and closes the batch: changes made from now on
+    /// belong to the next one.
+    mutating func takeChanges() -> CommitWork {
+        var work = CommitWork(batch: batch)
+        batch &+= 1
+        guard !pending.isEmpty else { return work }
+        work.changes.fences = pending.fences
         for device in pending.touchedOrder {
             guard let snapshot = engine.snapshot(of: device) else { continue }
             let changed = (committedPresence[device] ?? []) != snapshot.memberships
-            if changed { presence.append((device, snapshot.memberships)) }
-            changes.devices.append(DeviceChange(snapshot: snapshot, presenceChanged: changed))
+            if changed { work.presence.append((device, snapshot.memberships)) }
+            work.changes.devices.append(DeviceChange(snapshot: snapshot, presenceChanged: changed))
         }
-        changes.events = pending.events
-        changes.serviceConsent = pending.serviceConsent
-        changes.deviceConsents = pending.deviceConsents
-        changes.processedUpdates = pending.processedUpdatesChanged ? processedUpdates : nil
-        let acceptedSequence = engine.acceptedUpdateSequence, arrivals = engine.arrivalCount
-        if acceptedSequence != committedAcceptedSequence { changes.acceptedSequence = acceptedSequence }
-        if arrivals != committedArrivals { changes.arrivals = arrivals }
-        do {
-            try store.commit(changes)
-        } catch {
-            throw .storage(error, while: "committing \(changes.events.count) events and \(changes.devices.count) device states")
-        }
-        for (device, memberships) in presence { committedPresence[device] = memberships }
-        committedAcceptedSequence = acceptedSequence
-        committedArrivals = arrivals
+        work.changes.events = pending.events
+        work.changes.serviceConsent = pending.serviceConsent
+        work.changes.deviceConsents = pending.deviceConsents
+        work.changes.processedUpdates = pending.processedUpdatesChanged ? processedUpdates : nil
+        work.acceptedSequence = engine.acceptedUpdateSequence
+        work.arrivals = engine.arrivalCount
+        if work.acceptedSequence != committedAcceptedSequence { work.changes.acceptedSequence = work.acceptedSequence }
+        if work.arrivals != committedArrivals { work.changes.arrivals = work.arrivals }
+        work.taken = pending
         pending = PendingChanges()
-        commitGeneration &+= 1
+        return work
+    }
+
+    /// Records that `work` is stored.
+    mutating func committed(_ work: CommitWork) {
+        guard !work.isEmpty else { return }
+        for (device, memberships) in work.presence { committedPresence[device] = memberships }
+        committedAcceptedSequence = work.acceptedSequence
+        committedArrivals = work.arrivals
+    }
+
+    /// Puts the changes of a failed commit back in front of those made since, for the next commit.
+    mutating func failed(_ work: CommitWork) {
+        guard !work.isEmpty else { return }
+        var changes = work.taken
+        changes.append(pending)
+        pending = changes
+    }
+
+    /// Takes, writes and records every pending change in one store transaction, with the lock held.
+    /// Only for a caller that is the group's committer (``GroupCommit/exclusively(_:)``).
+    /// On failure the changes stay pending.
+    mutating func commitHoldingLock(_ store: any GeofencingStore) throws(GeofencingError) {
+        let work = takeChanges()
+        guard !work.isEmpty else { return }
+        do {
+            try store.commit(work.changes)
+        } catch {
+            failed(work)
+            throw CommitWork.storageError(error, work.changes)
+        }
+        committed(work)
     }
 
     // MARK: - Loading
@@ -209,5 +244,27 @@ struct ServiceCore {
 
     func hasConsent(_ device: DeviceID, options: GeofencingOptions) -> Bool {
         serviceConsent && (deviceConsents[device] ?? options.consentByDefault)
+    }
+}
+
+/// The changes one commit takes out of the service and writes (see ``ServiceCore/takeChanges()``).
+struct CommitWork {
+    /// The batch the commit closed: once stored, every batch up to this one is.
+    var batch: UInt64
+    /// What the store writes.
+    var changes = StoreChanges()
+    /// The pending changes taken, to put back if the commit fails.
+    var taken = PendingChanges()
+    /// Memberships written (to remember as committed).
+    var presence: [(DeviceID, [DetectionEngine.MembershipSnapshot])] = []
+    var acceptedSequence: Int64 = 0
+    var arrivals: UInt64 = 0
+
+    /// Whether there was nothing to store.
+    var isEmpty: Bool { taken.isEmpty }
+
+    /// The service's error for a store failure while writing `changes`.
+    static func storageError(_ error: any Error, _ changes: StoreChanges) -> GeofencingError {
+        .storage(error, while: "committing \(changes.events.count) events and \(changes.devices.count) device states")
     }
 }

@@ -3,20 +3,18 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// A value guarded by a plain `pthread_mutex_t`: the service's lock.
 ///
 /// Why not `Synchronization.Mutex`: on Linux its slow path spins on the CPU before it sleeps on a
-/// priority-inheritance futex. The service lock is held for whole batches and store commits, so on a
-/// machine with few cores the waiters' spinning took the CPU the holder needed (a quarter of a loaded
-/// server's time, measured with `perf`). A default glibc mutex sleeps at once and wakes one waiter.
+/// priority-inheritance futex. The service lock is held for whole batches, so on a machine with few
+/// cores the waiters' spinning took the CPU the holder needed (a quarter of a loaded server's time,
+/// measured with `perf`). A default glibc mutex sleeps at once and wakes one waiter. Store commits run
+/// outside this lock (``GroupCommit``).
 final class ServiceLock<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched between `pthread_mutex_lock` and `pthread_mutex_unlock`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
-    /// Threads blocked in ``withLock(_:)`` right now.
-    private let waiters = Atomic<Int>(0)
 
     /// Guards `value`.
     init(_ value: Value) {
@@ -35,15 +33,8 @@ final class ServiceLock<Value>: @unchecked Sendable {
     /// Runs `body` with exclusive access to the value.
     /// - Complexity: O(1) besides `body`; blocks (without spinning) while another thread holds the lock.
     func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        if pthread_mutex_trylock(mutex) != 0 {
-            waiters.add(1, ordering: .relaxed)
-            pthread_mutex_lock(mutex)
-            waiters.subtract(1, ordering: .relaxed)
-        }
+        pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
-
-    /// Whether other threads are waiting for the lock (a hint: it may change at once).
-    var hasWaiters: Bool { waiters.load(ordering: .relaxed) > 0 }
 }

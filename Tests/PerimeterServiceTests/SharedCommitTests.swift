@@ -22,6 +22,28 @@ final class SlowCountingStore: GeofencingStore {
     }
 }
 
+/// A store whose every `period`-th commit fails (slowly), forwarding the others to an in-memory store.
+final class PeriodicallyFailingStore: GeofencingStore {
+    let inner = InMemoryGeofencingStore()
+    let period: Int
+    let attempts = Mutex(0)
+
+    init(period: Int) { self.period = period }
+
+    func load() throws -> StoredState { try inner.load() }
+
+    func commit(_ changes: StoreChanges) throws {
+        usleep(500)
+        let attempt = attempts.withLock { $0 += 1; return $0 }
+        if attempt % period == 0 { throw CocoaError(.fileWriteOutOfSpace) }
+        try inner.commit(changes)
+    }
+
+    func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent] {
+        try inner.events(after: sequence, limit: limit)
+    }
+}
+
 @Suite("Service: every-call durability under concurrent callers")
 struct SharedCommitTests {
     /// Threads (not tasks: they block on the store) process at once; every call must return only once
@@ -67,5 +89,54 @@ struct SharedCommitTests {
         #expect(state.lastEventSequence == Int64(threads * calls))
         let commits = store.commits.withLock { $0 } - commitsBefore
         #expect(commits >= 1 && commits <= threads * calls)
+    }
+
+    /// Concurrent callers while every third commit fails: a call that returns had its events stored;
+    /// one that failed had them kept for a later commit. In the end every event is stored exactly
+    /// once, in sequence order, with every device's last state.
+    @Test func failedSharedCommitsLoseAndRepeatNothing() throws {
+        let store = PeriodicallyFailingStore(period: 3)
+        let service = GeofencingService(store: store)
+        try service.configure(GeofencingOptions())
+        try service.addFeature(circle("z", latitude: 0, longitude: 0, radius: 1_000))
+        let threads = 6, calls = 15
+        let problems = Mutex<[String]>([])
+        let failed = Atomic<Int>(0)
+        let done = DispatchGroup()
+        for t in 0..<threads {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                for k in 0..<calls {
+                    let update = LocationUpdate(device: DeviceID("d\(t)"), time: date(Double(k)),
+                                                latitude: k % 2 == 0 ? 0 : 1, longitude: 0)
+                    do {
+                        let events = try service.process(update)
+                        for event in events where try store.inner.events(after: event.sequence - 1, limit: 1).first?.event.id != event.event.id {
+                            problems.withLock { $0.append("thread \(t) call \(k): event \(event.sequence) not stored on return") }
+                        }
+                    } catch let error as GeofencingError where error.code == .storageFailure {
+                        failed.add(1, ordering: .relaxed)
+                    } catch {
+                        problems.withLock { $0.append("thread \(t) call \(k): \(error)") }
+                    }
+                }
+            }.start()
+        }
+        done.wait()
+        #expect(problems.withLock { $0 } == [])
+        #expect(failed.load(ordering: .relaxed) > 0, "some commits failed (every third does)")
+        // Whatever is still pending is written by the next commit that succeeds.
+        if (try? service.flush()) == nil { try service.flush() }
+        let total = threads * calls
+        let stored = try store.inner.events(after: 0, limit: total + 10)
+        #expect(stored.map(\.sequence) == Array(1...Int64(total)), "each event once, in order")
+        let state = try store.load()
+        #expect(state.processedUpdates == UInt64(total))
+        for device in state.devices {
+            // Each device's last update (k = calls - 1, even) is inside.
+            #expect(device.memberships.map(\.fence) == ["z"], "\(device.device)")
+        }
+        #expect(state.devices.count == threads)
     }
 }
