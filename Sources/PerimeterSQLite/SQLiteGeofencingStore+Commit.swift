@@ -11,7 +11,6 @@ extension SQLiteGeofencingStore {
         do {
             try connection.withLock { db throws in
                 try db.inTransaction { try Self.write(changes, into: db) }
-                checkpointer.checkpointIfOverLimit(db)
             }
         } catch let error as DatabaseError {
             throw Self.storeError(error, path: path, while: "committing to")

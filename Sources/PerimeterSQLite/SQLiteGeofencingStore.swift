@@ -19,8 +19,6 @@ public final class SQLiteGeofencingStore: GeofencingStore {
     }
 
     let connection: Mutex<Database>
-    /// Checkpoints the write-ahead log in the background (commits never do).
-    let checkpointer: WALCheckpointer
     /// The database file.
     public let path: String
 
@@ -31,14 +29,7 @@ public final class SQLiteGeofencingStore: GeofencingStore {
     /// - Throws: ``GeofencingError/Code/incompatibleStorage`` for a file that is not an SQLite database,
     ///   a database of another application, a newer schema or a damaged file (the file is left as it
     ///   was); ``GeofencingError/Code/storageFailure`` when it cannot be opened or written.
-    public convenience init(path: String, synchronous: Synchronous = .normal, verifyIntegrity: Bool = true) throws(GeofencingError) {
-        try self.init(path: path, synchronous: synchronous, verifyIntegrity: verifyIntegrity,
-                      checkpointer: WALCheckpointer(path: path))
-    }
-
-    /// Opens the store with `checkpointer` (its thresholds; tests use small ones).
-    init(path: String, synchronous: Synchronous = .normal, verifyIntegrity: Bool = true,
-         checkpointer: WALCheckpointer) throws(GeofencingError) {
+    public init(path: String, synchronous: Synchronous = .normal, verifyIntegrity: Bool = true) throws(GeofencingError) {
         self.path = path
         let database: Database
         do {
@@ -52,28 +43,12 @@ public final class SQLiteGeofencingStore: GeofencingStore {
             database.close()
             throw error
         }
-        do {
-            try checkpointer.start()
-        } catch {
-            database.close()
-            throw Self.storeError(error, path: path, while: "opening a second connection (for checkpoints) to")
-        }
-        checkpointer.attach(to: database)
-        self.checkpointer = checkpointer
         connection = Mutex(database)
-    }
-
-    deinit {
-        checkpointer.stop()
     }
 
     /// Closes the connection; later calls fail with ``GeofencingError/Code/storageFailure``.
     public func close() {
-        connection.withLock { database in
-            checkpointer.detach(from: database)
-            checkpointer.stop()
-            database.close()
-        }
+        connection.withLock { $0.close() }
     }
 
     private static func prepare(_ db: Database, path: String, synchronous: Synchronous,
