@@ -89,6 +89,11 @@ public final class GeofencingService: Sendable {
     /// - Returns: the error of the commit this call ran, if it failed (the changes stay pending).
     func commit(through ticket: UInt64) -> GeofencingError? {
         groupCommit.commit(through: ticket) { () -> GroupCommit.Outcome in
+            // Let threads that are ready to run go first (on a small machine often a request just
+            // parsed): their changes then join this commit instead of waiting for the next one.
+            // Measured over HTTP, 16 connections, 4 server threads: 6.4 k single-update requests/s
+            // without this yield, 7.9 k with it (p99 17 ms both).
+            sched_yield()
             let work = core.withLock { $0.takeChanges() }
             if !work.isEmpty {
                 do {

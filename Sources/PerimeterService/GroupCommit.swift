@@ -12,8 +12,9 @@ import Darwin
 /// out under the service lock (closing the batch), writes them to the store **without** the service
 /// lock, and publishes how far the store is durable. Meanwhile other callers keep processing; those that
 /// need a commit wait here, and the next committer stores all of their changes in one transaction. The
-/// batch grows with the load by itself: no timer, no yielding, and no commit while the service lock is
-/// held (the log-writer pattern of database group commit).
+/// batch grows with the load by itself: no timer, no spinning, and no commit while the service lock is
+/// held (the log-writer pattern of database group commit). The service's committer yields the
+/// processor once before it takes the changes (``GeofencingService/commit(through:)``).
 ///
 /// - Complexity: O(1) besides the commit itself; waiting callers sleep on a condition variable.
 final class GroupCommit: @unchecked Sendable {
