@@ -126,6 +126,16 @@ struct JSONScanner {
     /// Reads a string at `index` (which must be `"`).
     mutating func readString() throws(Failure) -> String {
         let open = index
+        guard let span = try readStringSpan() else { return try readEscapedString(open: open) }
+        return String(decoding: UnsafeBufferPointer(start: base + span.lowerBound, count: span.count), as: UTF8.self)
+    }
+
+    /// Reads the string at `index` (which must be `"`) when it has no escapes, returning the offsets of
+    /// its bytes (without the quotes); returns `nil`, having consumed nothing, when it has escapes.
+    /// Validation and errors are those of ``readString()``.
+    @inline(__always)
+    mutating func readStringSpan() throws(Failure) -> Range<Int>? {
+        let open = index
         var i = index + 1
         var ascii = true
         while i < count {
@@ -136,9 +146,9 @@ struct JSONScanner {
                     throw failure("invalid UTF-8 in string", at: start + bad)
                 }
                 index = i + 1
-                return String(decoding: UnsafeBufferPointer(start: base + start, count: length), as: UTF8.self)
+                return start..<i
             }
-            if b == UInt8(ascii: "\\") { return try readEscapedString(open: open) }
+            if b == UInt8(ascii: "\\") { return nil }
             if b < 0x20 { throw failure("control character 0x\(String(b, radix: 16)) in string must be escaped", at: i) }
             if b >= 0x80 { ascii = false }
             i += 1

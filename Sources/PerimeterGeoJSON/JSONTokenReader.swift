@@ -149,30 +149,3 @@ extension JSONTokenReader.SyntaxError {
         self.init(offset: failure.offset, message: failure.message)
     }
 }
-
-extension JSONScanner {
-    /// Reads the string at `index` (which must be `"`) when it has no escapes, returning the offsets of
-    /// its bytes (without the quotes); returns `nil`, having consumed nothing, when it has escapes.
-    /// Validation and errors are those of ``readString()``.
-    mutating func readStringSpan() throws(Failure) -> Range<Int>? {
-        let open = index
-        var i = index + 1
-        var ascii = true
-        while i < count {
-            let b = base[i]
-            if b == UInt8(ascii: "\"") {
-                let start = open + 1, length = i - start
-                if !ascii, let bad = UTF8Validation.firstInvalidOffset(base + start, count: length) {
-                    throw failure("invalid UTF-8 in string", at: start + bad)
-                }
-                index = i + 1
-                return start..<i
-            }
-            if b == UInt8(ascii: "\\") { return nil }
-            if b < 0x20 { throw failure("control character 0x\(String(b, radix: 16)) in string must be escaped", at: i) }
-            if b >= 0x80 { ascii = false }
-            i += 1
-        }
-        throw failure("unterminated string", at: open)
-    }
-}

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// Serialises the service's store commits and lets concurrent callers share them (group commit).
 ///
@@ -18,31 +14,12 @@ import Darwin
 ///
 /// - Complexity: O(1) besides the commit itself; waiting callers sleep on a condition variable.
 final class GroupCommit: @unchecked Sendable {
-    // @unchecked: `committing` and `durable` are only touched with `mutex` held.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    // @unchecked: `committing` and `durable` are only touched with `condition`'s lock held.
+    private let condition = NSCondition()
     /// Whether a committer is working now.
     private var committing = false
     /// Every batch numbered below this is stored.
     private var durable: UInt64 = 0
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        condition.deinitialize(count: 1)
-        condition.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
 
     /// What a commit run did.
     struct Outcome {
@@ -62,14 +39,14 @@ final class GroupCommit: @unchecked Sendable {
     /// if the store keeps failing).
     /// - Returns: the error of a commit this call ran, if it failed.
     func commit(through ticket: UInt64, _ commit: () -> Outcome) -> GeofencingError? {
-        pthread_mutex_lock(mutex)
-        while durable <= ticket && committing { pthread_cond_wait(condition, mutex) }
+        condition.lock()
+        while durable <= ticket && committing { condition.wait() }
         if durable > ticket {
-            pthread_mutex_unlock(mutex)
+            condition.unlock()
             return nil
         }
         committing = true
-        pthread_mutex_unlock(mutex)
+        condition.unlock()
         let outcome = commit()
         finish(outcome.durableBelow)
         return outcome.error
@@ -77,19 +54,19 @@ final class GroupCommit: @unchecked Sendable {
 
     /// Runs `body` as the only committer (waiting for the one at work): for closing the service.
     func exclusively<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
-        while committing { pthread_cond_wait(condition, mutex) }
+        condition.lock()
+        while committing { condition.wait() }
         committing = true
-        pthread_mutex_unlock(mutex)
+        condition.unlock()
         defer { finish(nil) }
         return try body()
     }
 
     private func finish(_ durableBelow: UInt64?) {
-        pthread_mutex_lock(mutex)
+        condition.lock()
         committing = false
         if let durableBelow, durableBelow > durable { durable = durableBelow }
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
+        condition.broadcast()
+        condition.unlock()
     }
 }

@@ -56,33 +56,27 @@ struct SharedCommitTests {
         let commitsBefore = store.commits.withLock { $0 }
         let threads = 6, calls = 12
         let failures = Mutex<[String]>([])
-        let done = DispatchGroup()
-        for t in 0..<threads {
-            done.enter()
-            Thread {
-                defer { done.leave() }
-                for k in 0..<calls {
-                    // Alternate inside and far away: every call causes an entry or an exit.
-                    let inside = k % 2 == 0
-                    let update = LocationUpdate(device: DeviceID("d\(t)"), time: date(Double(k)),
-                                                latitude: inside ? 0 : 1, longitude: 0)
-                    do {
-                        let events = try service.process(update)
-                        guard let last = events.last else {
-                            failures.withLock { $0.append("thread \(t) call \(k): no event") }
-                            continue
-                        }
-                        let stored = try store.inner.events(after: last.sequence - 1, limit: 1)
-                        if stored.first?.event.id != last.event.id {
-                            failures.withLock { $0.append("thread \(t) call \(k): event \(last.sequence) not stored on return") }
-                        }
-                    } catch {
-                        failures.withLock { $0.append("thread \(t) call \(k): \(error)") }
+        onThreads(threads) { t in
+            for k in 0..<calls {
+                // Alternate inside and far away: every call causes an entry or an exit.
+                let inside = k % 2 == 0
+                let update = LocationUpdate(device: DeviceID("d\(t)"), time: date(Double(k)),
+                                            latitude: inside ? 0 : 1, longitude: 0)
+                do {
+                    let events = try service.process(update)
+                    guard let last = events.last else {
+                        failures.withLock { $0.append("thread \(t) call \(k): no event") }
+                        continue
                     }
+                    let stored = try store.inner.events(after: last.sequence - 1, limit: 1)
+                    if stored.first?.event.id != last.event.id {
+                        failures.withLock { $0.append("thread \(t) call \(k): event \(last.sequence) not stored on return") }
+                    }
+                } catch {
+                    failures.withLock { $0.append("thread \(t) call \(k): \(error)") }
                 }
-            }.start()
+            }
         }
-        done.wait()
         #expect(failures.withLock { $0 } == [])
         let state = try store.load()
         #expect(state.processedUpdates == UInt64(threads * calls))
@@ -102,28 +96,22 @@ struct SharedCommitTests {
         let threads = 6, calls = 15
         let problems = Mutex<[String]>([])
         let failed = Atomic<Int>(0)
-        let done = DispatchGroup()
-        for t in 0..<threads {
-            done.enter()
-            Thread {
-                defer { done.leave() }
-                for k in 0..<calls {
-                    let update = LocationUpdate(device: DeviceID("d\(t)"), time: date(Double(k)),
-                                                latitude: k % 2 == 0 ? 0 : 1, longitude: 0)
-                    do {
-                        let events = try service.process(update)
-                        for event in events where try store.inner.events(after: event.sequence - 1, limit: 1).first?.event.id != event.event.id {
-                            problems.withLock { $0.append("thread \(t) call \(k): event \(event.sequence) not stored on return") }
-                        }
-                    } catch let error as GeofencingError where error.code == .storageFailure {
-                        failed.add(1, ordering: .relaxed)
-                    } catch {
-                        problems.withLock { $0.append("thread \(t) call \(k): \(error)") }
+        onThreads(threads) { t in
+            for k in 0..<calls {
+                let update = LocationUpdate(device: DeviceID("d\(t)"), time: date(Double(k)),
+                                            latitude: k % 2 == 0 ? 0 : 1, longitude: 0)
+                do {
+                    let events = try service.process(update)
+                    for event in events where try store.inner.events(after: event.sequence - 1, limit: 1).first?.event.id != event.event.id {
+                        problems.withLock { $0.append("thread \(t) call \(k): event \(event.sequence) not stored on return") }
                     }
+                } catch let error as GeofencingError where error.code == .storageFailure {
+                    failed.add(1, ordering: .relaxed)
+                } catch {
+                    problems.withLock { $0.append("thread \(t) call \(k): \(error)") }
                 }
-            }.start()
+            }
         }
-        done.wait()
         #expect(problems.withLock { $0 } == [])
         #expect(failed.load(ordering: .relaxed) > 0, "some commits failed (every third does)")
         // Whatever is still pending is written by the next commit that succeeds.
@@ -138,5 +126,18 @@ struct SharedCommitTests {
             #expect(device.memberships.map(\.fence) == ["z"], "\(device.device)")
         }
         #expect(state.devices.count == threads)
+    }
+
+    /// Runs `body(t)` on `count` threads (not tasks: they block on the store) and waits for all.
+    func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let done = DispatchGroup()
+        for t in 0..<count {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                body(t)
+            }.start()
+        }
+        done.wait()
     }
 }
