@@ -262,7 +262,7 @@ public final class EventHub: Sendable {
 
     static func frame(_ logged: LoggedEvent, fence: Fence?) -> [UInt8] {
         var bytes = Array("id: \(logged.sequence)\nevent: \(logged.event.kind.rawValue)\ndata: ".utf8)
-        JSONWriter().write(EventJSON.value(logged, fence: fence), into: &bytes)
+        EventJSON.write(logged, fenceName: fence?.name, group: fence?.group, into: &bytes)
         bytes.append(contentsOf: [10, 10])
         return bytes
     }
