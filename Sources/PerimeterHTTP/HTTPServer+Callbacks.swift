@@ -9,6 +9,8 @@ final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
     var tooLarge = false
     var fields: [String: String] = [:]
+    /// The responder of the request, once its handler ran (the answer may still be pending).
+    var responder: HTTPResponder?
 
     /// Adds one field; a repeated name keeps its values joined with `", "`.
     func collect(_ name: String, _ value: UnsafePointer<CChar>?) {
@@ -48,9 +50,23 @@ extension HTTPServer {
             uploadSize.pointee = 0
             return .YES
         }
+        if let responder = context.responder {
+            // Called again after the connection was resumed: the answer has arrived.
+            guard let answer = responder.takeAnswerOrSuspend() else { return .YES }
+            server.unregister(responder)
+            return server.queue(answer(), on: connection)
+        }
         let request = server.makeRequest(connection, url: url, method: method, context: context)
-        let response = server.handler(request)
-        return server.queue(response, on: connection)
+        let responder = HTTPResponder(connection: CHandle(pointer: connection))
+        context.responder = responder
+        server.handler(request, responder)
+        if let answer = responder.takeAnswer() { return server.queue(answer(), on: connection) }
+        // Answered later: registered before the connection is suspended, so that `stop` can answer a
+        // request whose answer never comes.
+        server.register(responder)
+        guard let answer = responder.takeAnswerOrSuspend() else { return .YES }
+        server.unregister(responder)
+        return server.queue(answer(), on: connection)
     }
 
     /// libmicrohttpd's completion callback: releases the request context.

@@ -22,12 +22,17 @@ import Synchronization
 public final class HTTPServer: Sendable {
     /// Handles one request; called concurrently from the pool's threads.
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    /// Handles one request and answers it through the responder, before returning or later from any
+    /// thread; called concurrently from the pool's threads.
+    public typealias ResponderHandler = @Sendable (HTTPRequest, HTTPResponder) -> Void
 
     struct State: ~Copyable {
         var daemon: CHandle?
         var listenSocket: Int32 = -1
         var inFlight = 0
         var streams: [ObjectIdentifier: HTTPStream] = [:]
+        /// Requests whose connection is suspended until their handler answers.
+        var waiting: [ObjectIdentifier: HTTPResponder] = [:]
         var port: UInt16 = 0
     }
 
@@ -35,14 +40,22 @@ public final class HTTPServer: Sendable {
     public let configuration: Configuration
     /// The port actually bound (the configured one, or the one the system chose for port 0).
     public var port: UInt16 { state.withLock { $0.port } }
-    let handler: Handler
+    let handler: ResponderHandler
     let state = Mutex(State())
 
-    /// Starts listening immediately.
+    /// Starts listening immediately; `handler` answers each request before it returns.
     /// - Throws: ``HTTPServerError`` when the address is not an IP literal or the port cannot be bound.
-    public init(configuration: Configuration, handler: @escaping Handler) throws(HTTPServerError) {
+    public convenience init(configuration: Configuration, handler: @escaping Handler) throws(HTTPServerError) {
+        try self.init(configuration: configuration) { request, responder in responder.respond(handler(request)) }
+    }
+
+    /// Starts listening immediately; `responder` answers each request through its ``HTTPResponder``, at
+    /// once or later. While an answer is pending the request's connection is suspended: it holds no
+    /// thread, so a pool of a few threads serves many requests that wait (on a shared commit, say).
+    /// - Throws: ``HTTPServerError`` when the address is not an IP literal or the port cannot be bound.
+    public init(configuration: Configuration, responder: @escaping ResponderHandler) throws(HTTPServerError) {
         self.configuration = configuration
-        self.handler = handler
+        self.handler = responder
         let context = Unmanaged.passUnretained(self).toOpaque()
         let daemon = perimeter_mhd_start(
             configuration.address, configuration.port, UInt32(max(1, configuration.threads)),
@@ -84,6 +97,15 @@ public final class HTTPServer: Sendable {
         }
         // Connections still suspended must be resumed before the daemon stops (libmicrohttpd's rule).
         for stream in state.withLock({ Array($0.streams.values) }) { stream.finish() }
+        for responder in state.withLock({ Array($0.waiting.values) }) {
+            responder.respond(HTTPResponse(status: 503, contentType: "text/plain",
+                                           bytes: Array("the server stopped before this request was answered\n".utf8)))
+        }
+        if state.withLock({ !$0.waiting.isEmpty }) {
+            // Let the pool's threads send those answers (the connections were resumed just now).
+            let answered = Date().addingTimeInterval(1)
+            while state.withLock({ !$0.waiting.isEmpty }) && Date() < answered { usleep(1_000) }
+        }
         let socket = state.withLock { s -> Int32 in
             s.daemon = nil
             return s.listenSocket
@@ -116,5 +138,13 @@ public final class HTTPServer: Sendable {
 
     func unregister(_ stream: HTTPStream) {
         _ = state.withLock { $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+    }
+
+    func register(_ responder: HTTPResponder) {
+        state.withLock { $0.waiting[ObjectIdentifier(responder)] = responder }
+    }
+
+    func unregister(_ responder: HTTPResponder) {
+        _ = state.withLock { $0.waiting.removeValue(forKey: ObjectIdentifier(responder)) }
     }
 }

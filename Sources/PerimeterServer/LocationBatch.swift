@@ -7,7 +7,7 @@ import PerimeterGeoJSON
 /// ``LocationBatchReader`` makes it straight from the bytes; ``tree(_:ndjson:)`` makes it the older way,
 /// through ``JSONValue`` trees and ``LocationDecoder`` — the reference the reader must agree with, and its
 /// fallback for bodies it does not read itself.
-struct LocationBatch: Equatable {
+struct LocationBatch: Equatable, Sendable {
     /// An item refused by ``LocationDecoder``: its index in the body and what is wrong where.
     struct Invalid: Equatable {
         var index: Int

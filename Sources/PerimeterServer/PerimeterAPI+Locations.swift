@@ -9,6 +9,28 @@ extension PerimeterAPI {
     /// `application/x-ndjson` or `application/ndjson`). Answers `{"accepted", "rejected": [{index,
     /// pointer, code, detail}], "events"}`; bad items are rejected one by one, the rest processed in one call.
     func postLocations(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let call = try prepareLocations(request)
+        let result: BatchResult
+        do throws(GeofencingError) {
+            result = try service.process(call.updates)
+        } catch {
+            throw error.problem
+        }
+        return try finishLocations(call, result)
+    }
+
+    /// A decoded `POST /v1/locations` body, between decoding and processing.
+    struct LocationsCall: Sendable {
+        /// The decoded body.
+        var batch: LocationBatch
+        /// Items rejected while decoding: (index in the body, rejection document).
+        var rejected: [(Int, JSONValue)]
+        /// The updates to process.
+        var updates: [LocationUpdate] { batch.updates }
+    }
+
+    /// Decodes and checks the body, and counts the items that cannot be decoded.
+    func prepareLocations(_ request: HTTPRequest) throws(Problem) -> LocationsCall {
         let batch = try Self.locationBatch(request)
         guard batch.count <= configuration.maximumBatchSize else {
             throw Problem(413, "batch-too-large", title: "Batch too large",
@@ -27,13 +49,24 @@ extension PerimeterAPI {
             rejected.append((broken.index, broken.document))
             metrics.recordRejectedUpdate(reason: "invalidJSON")
         }
-        let updates = batch.updates
+        return LocationsCall(batch: batch, rejected: rejected)
+    }
+
+    /// The answer once the service processed the updates (or failed to).
+    func finishLocations(_ call: LocationsCall, _ outcome: Result<BatchResult, GeofencingError>) throws(Problem) -> HTTPResponse {
         let result: BatchResult
-        do throws(GeofencingError) {
-            result = try service.process(updates)
-        } catch {
-            throw error.problem
+        switch outcome {
+        case .success(let processed): result = processed
+        case .failure(let error): throw error.problem
         }
+        return try finishLocations(call, result)
+    }
+
+    /// The answer for processed updates: the rejections merged in body order, positions published to
+    /// the stream, the counters, the response document.
+    func finishLocations(_ call: LocationsCall, _ result: BatchResult) throws(Problem) -> HTTPResponse {
+        let batch = call.batch, updates = call.updates
+        var rejected = call.rejected
         for rejection in result.rejections {
             let index = batch.origins[rejection.index]
             rejected.append((index, ["index": .integer(Int64(index)), "code": .string(rejection.error.code.rawValue),

@@ -45,21 +45,62 @@ public final class PerimeterAPI: Sendable {
     /// Marks the API as stopping: `/readyz` answers 503 from now on.
     public func beginStopping() { stopping.store(true, ordering: .relaxed) }
 
-    /// Handles one request; never throws, never crashes on input.
+    /// Handles one request and returns its response, waiting for the commit of `POST /v1/locations`;
+    /// never throws, never crashes on input. For tests and in-process callers; the server answers
+    /// through ``handle(_:responder:)``.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let start = DispatchTime.now().uptimeNanoseconds
         let response: HTTPResponse
         do throws(Problem) {
-            response = try route(request)
+            let (route, method) = try admit(request)
+            response = try dispatch(route, method: method, request)
         } catch {
             response = error.response(instance: request.path)
         }
+        return recorded(response, since: start)
+    }
+
+    /// Handles one request and answers through `responder`: at once, except `POST /v1/locations` with
+    /// updates to store, which is answered from the service's committer thread once they are stored —
+    /// the caller's thread does not wait, so one commit serves every request that arrived during the
+    /// one before. Same responses as ``handle(_:)``.
+    public func handle(_ request: HTTPRequest, responder: HTTPResponder) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        do throws(Problem) {
+            let (route, method) = try admit(request)
+            guard case .locations = route else {
+                responder.respond(recorded(try dispatch(route, method: method, request), since: start))
+                return
+            }
+            let call = try prepareLocations(request)
+            service.process(call.updates) { [self] outcome in
+                // The response is built on the transport's thread, not the committer's.
+                responder.respond { [self] in
+                    let response: HTTPResponse
+                    do throws(Problem) {
+                        response = try finishLocations(call, outcome)
+                    } catch {
+                        response = error.response(instance: request.path)
+                    }
+                    return recorded(response, since: start)
+                }
+            }
+        } catch {
+            responder.respond(recorded(error.response(instance: request.path), since: start))
+        }
+    }
+
+    /// Counts `response` in the metrics (status and latency since `start`) and returns it.
+    private func recorded(_ response: HTTPResponse, since start: UInt64) -> HTTPResponse {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         metrics.recordRequest(status: response.status, seconds: seconds)
         return response
     }
 
-    func route(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+    /// The checks before any handler: the route exists and allows the method, the token and its scope,
+    /// the rate limit, the body size.
+    /// - Returns: the route and the method (`HEAD` answered as `GET`).
+    func admit(_ request: HTTPRequest) throws(Problem) -> (Route, String) {
         guard let route = Route(path: request.path) else {
             throw Problem.notFound("no endpoint at \(request.path); /openapi.json lists them")
         }
@@ -82,6 +123,11 @@ public final class PerimeterAPI: Sendable {
             throw Problem(413, "body-too-large", title: "Request body too large",
                           detail: "the body exceeds \(configuration.maximumBodySize) bytes; split it into smaller requests")
         }
+        return (route, method)
+    }
+
+    /// Runs the handler of an admitted request.
+    func dispatch(_ route: Route, method: String, _ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         switch (route, method) {
         case (.health, _): return Self.json(["status": "ok"])
         case (.ready, _): return try ready()
@@ -164,6 +210,8 @@ public final class PerimeterAPI: Sendable {
             ("perimeter_updates_processed", "Location updates processed since the store was created.",
              Double(service.processedUpdateCount)),
             ("perimeter_fences", "Monitored fences.", Double((try? service.features().count) ?? 0)),
+            ("perimeter_store_commits", "Store transactions committed since the server started (concurrent requests share them).",
+             Double(service.commitCount)),
         ]
         if let bytes = storeSize() {
             gauges.append(("perimeter_store_bytes", "Size of the store on disk (database and WAL).", Double(bytes)))

@@ -119,8 +119,8 @@ public final class PerimeterServer: Sendable {
             http = try HTTPServer(
                 configuration: HTTPServer.Configuration(address: configuration.address, port: configuration.port,
                                                         threads: configuration.threads,
-                                                        maximumBodySize: apiConfiguration.maximumBodySize)) { request in
-                api.handle(request)
+                                                        maximumBodySize: apiConfiguration.maximumBodySize)) { request, responder in
+                api.handle(request, responder: responder)
             }
         } catch {
             heartbeat.withLock { $0?.cancel() }

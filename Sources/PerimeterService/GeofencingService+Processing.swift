@@ -46,9 +46,53 @@ extension GeofencingService {
         try processBatch(Array(batch)[...])
     }
 
+    /// Processes a batch like ``process(_:)-(Array)`` without waiting for its commit: `completion` gets
+    /// the result once the batch's changes are stored (with ``GeofencingOptions/Durability/everyCall``),
+    /// or a ``GeofencingError/Code/storageFailure`` when that commit failed (the changes stay pending
+    /// for the next one). Observers are told just before.
+    ///
+    /// The batch is processed before this returns, so calls made one after another are processed in
+    /// that order. Meanwhile other calls go on, and one commit stores every batch that waits for it: a
+    /// server answers many requests with one transaction this way, while none of its threads waits.
+    ///
+    /// `completion` runs on the service's committer thread, or on the calling thread when there is
+    /// nothing to wait for (an error before processing, nothing to store, or a durability policy that
+    /// does not commit now). It must not block; hand longer work to another thread.
+    /// - Complexity: as ``process(_:)-(Array)``; the completion costs O(1) of the committer's time.
+    public func process(_ batch: [LocationUpdate],
+                        whenStored completion: @escaping @Sendable (Result<BatchResult, GeofencingError>) -> Void) {
+        let result: BatchResult, ticket: UInt64?
+        do throws(GeofencingError) {
+            (result, ticket) = try processWithoutCommit(batch[...])
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        guard let ticket else {
+            notify(events: result.events, errors: result.rejections.map(\.error))
+            completion(.success(result))
+            return
+        }
+        whenStored(ticket) { [self] failure in
+            notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
+            completion(failure.map { .failure($0) } ?? .success(result))
+        }
+    }
+
     private func processBatch<Updates: Collection>(_ batch: Updates) throws(GeofencingError) -> BatchResult
     where Updates.Element == LocationUpdate {
-        let (result, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, UInt64?) in
+        let (result, ticket) = try processWithoutCommit(batch)
+        let failure = ticket.flatMap(commit(through:))
+        notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
+        if let failure { throw failure }
+        return result
+    }
+
+    /// Processes `batch` under the lock.
+    /// - Returns: the result, and the ticket of the commit that must store it (`nil`: none is due).
+    private func processWithoutCommit<Updates: Collection>(_ batch: Updates) throws(GeofencingError) -> (BatchResult, UInt64?)
+    where Updates.Element == LocationUpdate {
+        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, UInt64?) in
             let options = try c.configured()
             try Self.checkConsent(batch, c, options)
             var result = BatchResult()
@@ -83,10 +127,6 @@ extension GeofencingService {
             // threads are processed during it and share the next one (see `GroupCommit`).
             return (result, c.commitTicket())
         }
-        let failure = ticket.flatMap(commit(through:))
-        notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
-        if let failure { throw failure }
-        return result
     }
 
     /// Fires every dwell due by `time` for devices that sent no update since (their presence holds).

@@ -12,14 +12,30 @@ import Foundation
 /// held (the log-writer pattern of database group commit). The service's committer yields the
 /// processor once before it takes the changes (``GeofencingService/commit(through:)``).
 ///
-/// - Complexity: O(1) besides the commit itself; waiting callers sleep on a condition variable.
+/// Callers that must not block (a server thread that serves many connections) register a completion
+/// instead with ``whenStored(_:commit:then:)``: a committer thread of this object's own, started when
+/// needed, commits for them, and a commit covers every completion registered while the one before it
+/// ran, however many there are.
+///
+/// - Complexity: O(1) besides the commit itself; waiting callers sleep on a condition variable;
+///   completions are called in ticket order.
 final class GroupCommit: @unchecked Sendable {
-    // @unchecked: `committing` and `durable` are only touched with `condition`'s lock held.
+    // @unchecked: every `var` is only touched with `condition`'s lock held.
     private let condition = NSCondition()
     /// Whether a committer is working now.
     private var committing = false
     /// Every batch numbered below this is stored.
     private var durable: UInt64 = 0
+    /// Completions waiting for their batch, in ticket order.
+    private var waiters: [Waiter] = []
+    /// Whether the committer thread runs.
+    private var committerRuns = false
+
+    /// A completion waiting for batch `ticket`.
+    private struct Waiter {
+        var ticket: UInt64
+        var completion: @Sendable (GeofencingError?) -> Void
+    }
 
     /// What a commit run did.
     struct Outcome {
@@ -27,6 +43,27 @@ final class GroupCommit: @unchecked Sendable {
         var durableBelow: UInt64?
         /// The failure, if the commit failed.
         var error: GeofencingError?
+        /// When the commit failed: the last batch whose changes it tried to store (their changes are
+        /// pending again, for the next commit).
+        var attemptedThrough: UInt64?
+    }
+
+    /// How long the committer thread waits for more work before it ends (a later completion starts a
+    /// new one).
+    let committerLinger: TimeInterval
+    /// Times the committer thread went round its loop (commits, waits, idle checks): for tests, which
+    /// check that a waiting committer sleeps instead of spinning.
+    private var committerRounds = 0
+
+    init(committerLinger: TimeInterval = 1) {
+        self.committerLinger = committerLinger
+    }
+
+    /// The committer thread's state: whether it runs, and how many rounds it went.
+    var committerState: (isRunning: Bool, rounds: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (committerRuns, committerRounds)
     }
 
     /// Returns once batch `ticket` is stored: at once if an earlier commit (by any thread) stored it,
@@ -60,6 +97,91 @@ final class GroupCommit: @unchecked Sendable {
         condition.unlock()
         defer { finish(nil) }
         return try body()
+    }
+
+    /// Calls `completion` once batch `ticket` is stored (with `nil`) or a commit that tried to store it
+    /// failed (with its error; the changes stay pending for the next commit). Returns at once: the
+    /// completion runs on this object's committer thread, or on the calling thread when the batch is
+    /// already stored. Completions run in ticket order and must not block.
+    ///
+    /// `commit` is what ``commit(through:_:)`` runs; the committer thread runs it until no completion waits.
+    func whenStored(_ ticket: UInt64, commit: @escaping @Sendable () -> Outcome,
+                    then completion: @escaping @Sendable (GeofencingError?) -> Void) {
+        condition.lock()
+        if durable > ticket {
+            condition.unlock()
+            completion(nil)
+            return
+        }
+        // Tickets only grow, but two callers may register out of order; keep the list sorted.
+        var index = waiters.endIndex
+        while index > waiters.startIndex && waiters[index - 1].ticket > ticket { index -= 1 }
+        waiters.insert(Waiter(ticket: ticket, completion: completion), at: index)
+        let start = !committerRuns
+        committerRuns = true
+        condition.broadcast()
+        condition.unlock()
+        if start {
+            let thread = Thread { [self] in runCommitter(commit) }
+            thread.name = "perimeter-commit"
+            thread.start()
+        }
+    }
+
+    /// The committer thread: commits while completions wait, ends after ``committerLinger`` idle seconds.
+    private func runCommitter(_ commit: @Sendable () -> Outcome) {
+        condition.lock()
+        var idleSince = Date()
+        while true {
+            committerRounds += 1
+            if waiters.isEmpty {
+                // Idle: end after the linger time (a new completion starts a new thread), whatever
+                // another thread's commit is doing. Never a wait with a past deadline: no spinning.
+                let deadline = idleSince.addingTimeInterval(committerLinger)
+                if Date() >= deadline {
+                    committerRuns = false
+                    condition.unlock()
+                    return
+                }
+                _ = condition.wait(until: deadline)
+                continue
+            }
+            if committing {
+                // Another thread's commit runs; its end (`finish`) wakes this thread.
+                condition.wait()
+                continue
+            }
+            let done: [Waiter]
+            var error: GeofencingError?
+            if waiters[0].ticket < durable {
+                // Stored by a commit another thread ran: no commit needed for these.
+                done = takeWaiters(below: durable)
+            } else {
+                committing = true
+                condition.unlock()
+                let outcome = commit()
+                condition.lock()
+                committing = false
+                if let durableBelow = outcome.durableBelow, durableBelow > durable { durable = durableBelow }
+                condition.broadcast()
+                error = outcome.error
+                // A failed commit completes the waiters whose changes it tried to store, with its error.
+                done = takeWaiters(below: outcome.durableBelow ?? outcome.attemptedThrough.map { $0 &+ 1 } ?? .max)
+            }
+            condition.unlock()
+            for waiter in done { waiter.completion(error) }
+            condition.lock()
+            idleSince = Date()
+        }
+    }
+
+    /// Removes and returns the waiters whose ticket is below `limit`. Call with the lock held.
+    private func takeWaiters(below limit: UInt64) -> [Waiter] {
+        let count = waiters.prefix { $0.ticket < limit }.count
+        guard count > 0 else { return [] }
+        let done = Array(waiters[..<count])
+        waiters.removeFirst(count)
+        return done
     }
 
     private func finish(_ durableBelow: UInt64?) {

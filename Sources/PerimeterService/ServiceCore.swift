@@ -57,6 +57,8 @@ struct ServiceCore {
     /// The engine's counters as last committed (or loaded).
     var committedAcceptedSequence: Int64 = 0
     var committedArrivals: UInt64 = 0
+    /// Store transactions committed since the core was made (a configure or close makes a new one).
+    var commits: UInt64 = 0
     var pending = PendingChanges()
     /// The batch that changes made now belong to (see ``GroupCommit``); it only grows, also across
     /// `close` and `configure`.
@@ -125,6 +127,7 @@ struct ServiceCore {
     /// Records that `work` is stored.
     mutating func committed(_ work: CommitWork) {
         guard !work.isEmpty else { return }
+        commits += 1
         for (device, memberships) in work.presence { committedPresence[device] = memberships }
         committedAcceptedSequence = work.acceptedSequence
         committedArrivals = work.arrivals

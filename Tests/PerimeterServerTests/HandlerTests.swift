@@ -163,6 +163,8 @@ struct HandlerTests {
         #expect(metrics.contains("perimeter_updates_rejected_total{reason=\"invalidField\"} 1"))
         #expect(metrics.contains("perimeter_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
         #expect(metrics.contains("perimeter_fences 1"))
+        // One transaction for the fence, one for the updates.
+        #expect(metrics.contains("perimeter_store_commits 2"))
         let document = T.parse(T.call(api, "GET", "/openapi.json"))
         #expect(document["openapi"] == "3.1.0")
         for path in ["/v1/fences", "/v1/fences/{id}", "/v1/locations", "/v1/devices/{id}", "/v1/devices/{id}/consent",

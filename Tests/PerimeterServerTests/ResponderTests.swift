@@ -1,0 +1,113 @@
+import Foundation
+import PerimeterHTTP
+import Synchronization
+import Testing
+
+@Suite("Transport: answers given later through HTTPResponder", .serialized)
+struct ResponderTests {
+    /// Requests answered later from other threads, in an order other than their arrival: each client
+    /// gets its own answer, and one pool thread serves every connection meanwhile (suspended
+    /// connections hold no thread).
+    @Test func laterAnswersReachTheirClients() throws {
+        let pending = Mutex<[(String, HTTPResponder)]>([])
+        let server = try HTTPServer(configuration: .init(port: 0, threads: 1)) { request, responder in
+            if request.path == "/now" {
+                responder.respond(HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("now".utf8)))
+            } else {
+                pending.withLock { $0.append((request.path, responder)) }
+            }
+        }
+        defer { server.stop() }
+        let clients = try (0..<6).map { _ in try TestClient(port: server.port) }
+        for (k, client) in clients.enumerated() { try client.send("GET", "/later/\(k)") }
+        // Held answers do not block the single pool thread.
+        #expect(try TestClient(port: server.port).request("GET", "/now").text == "now")
+        #expect(waitUntil { pending.withLock { $0.count } == clients.count })
+        let held = pending.withLock { list -> [(String, HTTPResponder)] in
+            defer { list = [] }
+            return list
+        }
+        // Answer in reverse order, from other threads; a second answer is ignored.
+        let answered = DispatchGroup()
+        for (path, responder) in held.reversed() {
+            answered.enter()
+            Thread {
+                responder.respond(building: { HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("answer \(path)".utf8)) })
+                responder.respond(HTTPResponse(status: 500))
+                answered.leave()
+            }.start()
+        }
+        answered.wait()
+        for (k, client) in clients.enumerated() {
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text == "answer /later/\(k)")
+            // The connection stays usable (keep-alive) after a later answer.
+            try client.send("GET", "/now")
+            #expect(try client.readResponse().text == "now")
+        }
+    }
+
+    /// A request whose answer never comes is answered 503 when the server stops, instead of holding the
+    /// stop forever.
+    @Test func stopAnswersWhatWasNeverAnswered() throws {
+        let held = Mutex<HTTPResponder?>(nil)
+        let server = try HTTPServer(configuration: .init(port: 0, threads: 1)) { _, responder in
+            held.withLock { $0 = responder }
+        }
+        let client = try TestClient(port: server.port)
+        try client.send("GET", "/never")
+        #expect(waitUntil { held.withLock { $0 != nil } })
+        server.stop(drainTimeout: 0.2)
+        let response = try client.readResponse()
+        #expect(response.status == 503)
+        #expect(held.withLock { $0?.hasAnswered } == true)
+    }
+
+    /// Polls `condition` for up to five seconds.
+    func waitUntil(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(2_000)
+        }
+        return condition()
+    }
+}
+
+@Suite("POST /v1/locations over a socket answers as the in-process handler", .serialized)
+struct DeferredLocationTests {
+    /// The server answers location posts after their commit (through a responder); the answers —
+    /// accepted, rejected single updates, mixed batches, broken JSON, wrong types — are byte for byte
+    /// those of ``PerimeterAPI/handle(_:)`` on a second server in the same state.
+    @Test func socketAnswersEqualInProcessAnswers() throws {
+        let paths = [SocketTests.temporaryDatabase(), SocketTests.temporaryDatabase()]
+        let remote = try SocketTests.start(paths[0]), local = try SocketTests.start(paths[1])
+        defer {
+            remote.stop()
+            local.stop()
+            paths.forEach(SocketTests.remove)
+        }
+        let client = try TestClient(port: remote.port)
+        #expect(try client.request("PUT", "/v1/fences/park", body: Array(T.square(name: "Park").utf8)).status == 201)
+        #expect(local.api.handle(HTTPRequest(method: "PUT", path: "/v1/fences/park", body: Array(T.square(name: "Park").utf8))).status == 201)
+        let bodies: [String] = [
+            T.json(T.update("car", 0, inside: false)),
+            T.json(T.update("car", 5, inside: true)),
+            T.json(T.update("car", 4, inside: false)),  // out of order: 422
+            #"{"deviceId":"car","latitude":91,"longitude":0,"time":"2024-01-01T00:00:10Z"}"#,
+            T.json([T.update("bus", 0, inside: true), T.update("bus", 1, inside: false), "oops"]),
+            #"[{"deviceId":"bus","latitude":"x"}"#,
+            #"{"deviceId":7}"#,
+        ]
+        for body in bodies {
+            let overSocket = try client.request("POST", "/v1/locations", headers: ["Content-Type": "application/json"],
+                                                body: Array(body.utf8))
+            let inProcess = local.api.handle(HTTPRequest(method: "POST", path: "/v1/locations",
+                                                         headers: ["Content-Type": "application/json"], body: Array(body.utf8)))
+            #expect(overSocket.status == inProcess.status, "\(body)")
+            #expect(overSocket.text == String(decoding: inProcess.bodyBytes, as: UTF8.self), "\(body)")
+            #expect(overSocket.headers["content-type"] == inProcess.header("Content-Type"), "\(body)")
+        }
+    }
+}
