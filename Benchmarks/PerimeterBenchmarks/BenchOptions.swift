@@ -24,8 +24,12 @@ public struct BenchOptions: Sendable {
     public var slowPeerPoints: Int? = 200_000
     /// CPU the measured processes are pinned to.
     public var core = 1
+    /// The parts to run (`--only`; `--no-scaling` removes `scaling`).
+    public var parts = Set(BenchPart.allCases)
+    /// Whether `--only` chose the parts (results then go to a scratch folder unless `--out` is given).
+    public var partial = false
     /// Run the scaling curves.
-    public var scaling = true
+    public var scaling: Bool { parts.contains(.scaling) }
     /// Largest fence count of the fence curve.
     public var maxFences = 1_000_000
     /// Largest device count of the device curve.
@@ -42,7 +46,11 @@ public struct BenchOptions: Sendable {
     usage: perimeter-bench [--smoke] [--size S] [--runs N] [--workload DIR] [--out DIR] [--work DIR]
                            [--shared DIR] [--peers refgrid,shapely,postgis|none] [--peer-points N|all]
                            [--core N] [--no-scaling] [--max-fences N] [--max-devices N] [--max-vertices N]
-                           [--load-mib N]
+                           [--load-mib N] [--only PART,...]
+
+      --only PART,...  run only these parts (in their usual order): \(BenchPart.allCases.map(\.rawValue).joined(separator: ","))
+                       (peers and service also run engine, whose answers they are checked against);
+                       results go to <work>/only-results unless --out is given
     """
 
     /// A usage error.
@@ -87,7 +95,11 @@ public struct BenchOptions: Sendable {
                     throw UsageError(description: "--peer-points: expected a positive number or 'all', got \(v)")
                 }
             case "--core": core = try number(a, Int.self)
-            case "--no-scaling": scaling = false
+            case "--no-scaling": parts.remove(.scaling)
+            case "--only":
+                let chosen = try BenchPart.parseList(try value(a))
+                parts = arguments.contains("--no-scaling") ? chosen.subtracting([.scaling]) : chosen
+                partial = true
             case "--max-fences": maxFences = try number(a, Int.self)
             case "--max-devices": maxDevices = try number(a, Int.self)
             case "--max-vertices": maxVertices = try number(a, Int.self)
@@ -103,6 +115,7 @@ public struct BenchOptions: Sendable {
         }
         guard size > 0, size <= 100 else { throw UsageError(description: "--size must be in (0, 100]") }
         guard runs >= 1 else { throw UsageError(description: "--runs must be at least 1") }
+        if partial, !arguments.contains("--out") { outputDirectory = workDirectory + "/only-results" }
         if smoke {
             if !arguments.contains("--size") { size = 0.05 }
             if !arguments.contains("--runs") { runs = 1 }

@@ -41,7 +41,8 @@ public enum BenchRunner {
             workload = WorkloadGenerator(parameters).generate()
         }
         let data = work.appendingPathComponent(options.smoke ? "data-smoke" : "data")
-        try WorkloadFiles.write(workload, to: data)
+        let parts = options.parts
+        if parts.contains(.peers) { try WorkloadFiles.write(workload, to: data) }
         report.context = [
             ("mode", options.smoke ? "smoke (tiny workload, 1 run: checks, not figures)" : "full"),
             ("workload", "\(workload.origin): \(workload.fences.count) polygon fences (\(workload.vertexCount) vertices), \(workload.circles.count) circles, \(workload.fixes.count) updates from \(workload.fixes.deviceCount) devices"),
@@ -49,33 +50,44 @@ public enum BenchRunner {
             ("machine", machine()),
             ("date", ISO8601DateFormatter().string(from: Date())),
         ]
+        if options.partial {
+            report.context.append(("parts", BenchPart.allCases.filter(parts.contains).map(\.rawValue).joined(separator: ", ") + " (--only)"))
+        }
         log("workload ready in \(String(format: "%.1f", Measure.wallSeconds() - t0)) s: \(report.context[1].1)")
 
-        let engine = EngineBench(workload: workload, runs: options.runs)
-        let (pairs, entries, exits) = engine.run(into: &report)
-        report.check("the workload has hits to compare", passed: pairs.count > 0 && entries > 0,
-                     "\(pairs.count) (update, fence) pairs, \(entries) entries")
-        let circlePairs = engine.runCircles(into: &report)
-
-        let context = PeerContext(
-            dataDirectory: data, workDirectory: work, scriptDirectory: URL(fileURLWithPath: options.scriptDirectory),
-            sharedDirectory: sharedPresent ? shared : nil, runs: options.runs,
-            slowPeerPoints: options.smoke ? nil : options.slowPeerPoints, core: options.core,
-            pairs: pairs, entries: entries, exits: exits, circlePairs: circlePairs, devices: workload.fixes.device)
-        if options.peers.contains("refgrid") { RefgridPeer.run(context, into: &report) }
-        if options.peers.contains("shapely") { ShapelyPeer.run(context, into: &report) }
-        if options.peers.contains("postgis") { PostGISPeer.run(context, into: &report) }
-        let engineRate = report.figures.first { $0.section == EngineBench.Section.engine && $0.isReference }?.value ?? 0
-        ServiceBench(workload: workload, runs: options.smoke ? 1 : min(options.runs, 3), workDirectory: work)
-            .run(engineUpdatesPerSecond: engineRate, entries: entries, exits: exits, into: &report)
-        HTTPBench(workload: workload, runs: options.smoke ? 1 : 3, duration: options.smoke ? 1 : 5, workDirectory: work,
-                  executable: executable, smoke: options.smoke).run(into: &report)
-        FanoutBench(smoke: options.smoke, workDirectory: work).run(into: &report)
-
-        LoadBench.run(workload: workload, targetBytes: options.loadBytes, runs: options.smoke ? 1 : 3, core: options.core,
-                      workDirectory: work, executable: executable, into: &report)
-
-        if options.scaling {
+        var pairs = PairList(), entries = 0, exits = 0, circlePairs = PairList(), engineRate = 0.0
+        if parts.contains(.engine) {
+            let engine = EngineBench(workload: workload, runs: options.runs)
+            (pairs, entries, exits) = engine.run(into: &report)
+            report.check("the workload has hits to compare", passed: pairs.count > 0 && entries > 0,
+                         "\(pairs.count) (update, fence) pairs, \(entries) entries")
+            circlePairs = engine.runCircles(into: &report)
+            engineRate = report.figures.first { $0.section == EngineBench.Section.engine && $0.isReference }?.value ?? 0
+        }
+        if parts.contains(.peers) {
+            let context = PeerContext(
+                dataDirectory: data, workDirectory: work, scriptDirectory: URL(fileURLWithPath: options.scriptDirectory),
+                sharedDirectory: sharedPresent ? shared : nil, runs: options.runs,
+                slowPeerPoints: options.smoke ? nil : options.slowPeerPoints, core: options.core,
+                pairs: pairs, entries: entries, exits: exits, circlePairs: circlePairs, devices: workload.fixes.device)
+            if options.peers.contains("refgrid") { RefgridPeer.run(context, into: &report) }
+            if options.peers.contains("shapely") { ShapelyPeer.run(context, into: &report) }
+            if options.peers.contains("postgis") { PostGISPeer.run(context, into: &report) }
+        }
+        if parts.contains(.service) {
+            ServiceBench(workload: workload, runs: options.smoke ? 1 : min(options.runs, 3), workDirectory: work)
+                .run(engineUpdatesPerSecond: engineRate, entries: entries, exits: exits, into: &report)
+        }
+        if parts.contains(.http) {
+            HTTPBench(workload: workload, runs: options.smoke ? 1 : 3, duration: options.smoke ? 1 : 5, workDirectory: work,
+                      executable: executable, smoke: options.smoke).run(into: &report)
+        }
+        if parts.contains(.fanout) { FanoutBench(smoke: options.smoke, workDirectory: work).run(into: &report) }
+        if parts.contains(.load) {
+            LoadBench.run(workload: workload, targetBytes: options.loadBytes, runs: options.smoke ? 1 : 3, core: options.core,
+                          workDirectory: work, executable: executable, into: &report)
+        }
+        if parts.contains(.scaling) {
             let scaling = ScalingBench(
                 workload: workload, runs: options.smoke ? 1 : 3, fixes: options.smoke ? 2_000 : 100_000,
                 fenceCounts: BenchOptions.decades(100, options.maxFences),

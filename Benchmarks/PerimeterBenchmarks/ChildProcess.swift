@@ -17,6 +17,8 @@ public enum ChildProcess {
         public var peakResidentBytes: Int
         /// Wall-clock seconds.
         public var seconds: Double
+        /// Its CPU time (`wait4`'s rusage: the child alone, with any children it waited for).
+        public var cpu = CPUTime(user: 0, system: 0)
     }
 
     /// Runs `arguments[0]` (looked up in `PATH`) with the rest as its arguments.
@@ -48,7 +50,8 @@ public enum ChildProcess {
         let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
         let exited = status & 0x7f == 0
         let code = exited ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return Outcome(status: code, output: output, peakResidentBytes: Int(usage.ru_maxrss) * 1024, seconds: seconds)
+        return Outcome(status: code, output: output, peakResidentBytes: Int(usage.ru_maxrss) * 1024, seconds: seconds,
+                       cpu: CPUTime(usage))
     }
 
     /// Whether `name` is an executable in `PATH` (or a path to one).

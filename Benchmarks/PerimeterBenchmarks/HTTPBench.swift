@@ -10,6 +10,10 @@ import Foundation
 /// 1,000 updates as a JSON array and as NDJSON (4 connections). Every device's updates travel on one
 /// connection, in time order, so every update must be accepted: the check reads the server's counters
 /// (`/metrics`) before and after, and a phase with a rejected update or a non-200 answer fails.
+///
+/// Every figure's note also gives the CPU time per request of the server (`/proc/<pid>/stat`) and of the
+/// client (wrk's worker threads, or this process while the built-in generator runs): how much of the two
+/// cores the client leaves to the server.
 public struct HTTPBench: Sendable {
     /// Section name.
     public static let section = "HTTP ingest (perimeter serve, loopback, SQLite store)"
@@ -61,6 +65,10 @@ public struct HTTPBench: Sendable {
     struct Sample {
         var requestsPerSecond: Double
         var updatesPerSecond: Double
+        /// The server's CPU time per request (`nil` when `/proc/<pid>/stat` could not be read).
+        var serverCPU: CPUTime?
+        /// The client's CPU time per request: wrk's own (`wait4`), or this process's during the built-in generator's run.
+        var clientCPU: CPUTime?
     }
 
     /// Runs every phase `runs` times against one server and adds figures and checks to `report`.
@@ -79,7 +87,9 @@ public struct HTTPBench: Sendable {
             return
         }
         let useWrk = ChildProcess.exists("wrk") && ProcessInfo.processInfo.environment["PERIMETER_BENCH_HTTP_CLIENT"] != "builtin"
-        log("http: \(binary) serve with \(workload.fences.count) fences; client: \(useWrk ? "wrk" : "built-in load generator")")
+        let style = WrkScript.Style.current
+        let client = useWrk ? "wrk (\(style.rawValue) script)" : "built-in load generator"
+        log("http: \(binary) serve with \(workload.fences.count) fences; client: \(client)")
         let server: ServerProcess
         do {
             server = try ServerProcess(binary: binary, arguments: ["--db", directory.appendingPathComponent("perimeter.sqlite").path,
@@ -94,12 +104,12 @@ public struct HTTPBench: Sendable {
         for run in 0..<max(1, runs) {
             for phase in Phase.allCases where failures[phase] == nil {
                 let prefix = "r\(run)\(phase.rawValue.prefix(1))-"
-                let result = useWrk ? measureWithWrk(phase, port: server.port, prefix: prefix, directory: directory)
-                                    : measureWithGenerator(phase, port: server.port, prefix: prefix)
+                let result = useWrk ? measureWithWrk(phase, server: server, prefix: prefix, directory: directory, style: style)
+                                    : measureWithGenerator(phase, server: server, prefix: prefix)
                 switch result {
                 case .success(let sample):
                     samples[phase, default: []].append(sample)
-                    log("http: \(phase.rawValue) run \(run + 1): \(Report.format(sample.requestsPerSecond)) requests/s, \(Report.format(sample.updatesPerSecond)) updates/s")
+                    log("http: \(phase.rawValue) run \(run + 1): \(Report.format(sample.requestsPerSecond)) requests/s, \(Report.format(sample.updatesPerSecond)) updates/s; \(Self.cpuText(sample.serverCPU, sample.clientCPU, updates: 1))")
                 case .failure(let failure):
                     failures[phase] = failure.description
                 }
@@ -107,7 +117,6 @@ public struct HTTPBench: Sendable {
         }
         let status = server.stop()
         report.check("HTTP ingest: perimeter serve stops gracefully (SIGTERM)", passed: status == 0, "exit status \(status)")
-        let client = useWrk ? "wrk" : "built-in load generator"
         let trivial = Measure.median(samples[.trivial, default: []].map(\.requestsPerSecond))
         for phase in Phase.allCases {
             let name = "HTTP ingest: \(phase.rawValue) — every request answered 200\(phase == .trivial ? "" : ", every update accepted")"
@@ -119,7 +128,9 @@ public struct HTTPBench: Sendable {
             report.check(name, passed: !phaseSamples.isEmpty, "\(phaseSamples.count) run(s), \(client)")
             let requests = Measure.median(phaseSamples.map(\.requestsPerSecond))
             let updates = Measure.median(phaseSamples.map(\.updatesPerSecond))
-            let runsText = "median of \(phaseSamples.count), \(Self.format(duration)) s each, \(client)"
+            let cpu = Self.cpuText(CPUTime.median(phaseSamples.compactMap(\.serverCPU)),
+                                   CPUTime.median(phaseSamples.compactMap(\.clientCPU)), updates: phase == .trivial || phase == .single ? 1 : batchSize)
+            let runsText = "median of \(phaseSamples.count), \(Self.format(duration)) s each, \(client); \(cpu)"
             switch phase {
             case .trivial:
                 report.add(Self.section, phase.subject, requests, "requests/s",
@@ -184,14 +195,17 @@ public struct HTTPBench: Sendable {
     }
 
     /// Measures `phase` with the built-in generator (the trivial endpoint repeats its one request).
-    func measureWithGenerator(_ phase: Phase, port: UInt16, prefix: String) -> Result<Sample, BenchFailure> {
+    func measureWithGenerator(_ phase: Phase, server: ServerProcess, prefix: String) -> Result<Sample, BenchFailure> {
+        let port = server.port
         var lists = requests(phase, prefix: prefix)
         if phase == .trivial {
             // Enough copies for the duration at any plausible rate (the requests are a few dozen bytes).
             lists = lists.map { Array(repeating: $0[0], count: Int(duration * 200_000) / connections + 1) }
         }
         let before = counters(port: port)
+        let serverBefore = CPUTime.of(pid: server.pid), clientBefore = CPUTime.ofSelf()
         let outcome = HTTPLoadGenerator.run(port: port, connections: lists, duration: duration)
+        let clientCPU = CPUTime.ofSelf() - clientBefore, serverAfter = CPUTime.of(pid: server.pid)
         let after = counters(port: port)
         if outcome.failures > 0 {
             return .failure(BenchFailure("\(outcome.failures) bad answer(s) of \(outcome.requests); first: \(outcome.firstFailure ?? "?")"))
@@ -201,13 +215,17 @@ public struct HTTPBench: Sendable {
             if let problem = Self.compare(before, after, atLeast: expected, atMost: expected) { return .failure(BenchFailure(problem)) }
         }
         return .success(Sample(requestsPerSecond: outcome.requestsPerSecond,
-                               updatesPerSecond: Double(outcome.accepted) / outcome.seconds))
+                               updatesPerSecond: Double(outcome.accepted) / outcome.seconds,
+                               serverCPU: Self.delta(serverBefore, serverAfter)?.per(outcome.requests),
+                               clientCPU: clientCPU.per(outcome.requests)))
     }
 
     // MARK: - wrk
 
     /// Measures `phase` with wrk; the server's counters prove every update was accepted.
-    func measureWithWrk(_ phase: Phase, port: UInt16, prefix: String, directory: URL) -> Result<Sample, BenchFailure> {
+    func measureWithWrk(_ phase: Phase, server: ServerProcess, prefix: String, directory: URL,
+                        style: WrkScript.Style) -> Result<Sample, BenchFailure> {
+        let port = server.port
         let url = "http://127.0.0.1:\(port)" + (phase == .trivial ? "/healthz" : "/v1/locations")
         // One connection per wrk thread: a thread's requests go out one at a time, so each device's
         // updates (all on one thread) arrive in time order.
@@ -227,21 +245,27 @@ public struct HTTPBench: Sendable {
                     try (lines.joined(separator: "\n") + "\n").write(toFile: "\(base)-\(thread).txt", atomically: true, encoding: .utf8)
                 }
                 let script = directory.appendingPathComponent("\(phase.rawValue).lua").path
-                try WrkScript.source(batch: phase == .single ? 1 : batchSize, ndjson: phase == .ndjson)
+                try WrkScript.source(batch: phase == .single ? 1 : batchSize, ndjson: phase == .ndjson, style: style)
                     .write(toFile: script, atomically: true, encoding: .utf8)
                 arguments += ["-s", script, url, "--", base, prefix]
             } catch {
                 return .failure(BenchFailure("cannot write the wrk script: \(error)"))
             }
         } else {
-            arguments.append(url)
+            let script = directory.appendingPathComponent("trivial.lua").path
+            do { try WrkScript.trivialSource().write(toFile: script, atomically: true, encoding: .utf8) } catch {
+                return .failure(BenchFailure("cannot write the wrk script: \(error)"))
+            }
+            arguments += ["-s", script, url]
         }
         let cores = ProcessInfo.processInfo.activeProcessorCount
         if cores > 1, FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset") {
             arguments = ["/usr/bin/taskset", "-c", "0-\(cores - 1)"] + arguments
         }
         let before = counters(port: port)
+        let serverBefore = CPUTime.of(pid: server.pid)
         let out = ChildProcess.run(arguments)
+        let serverAfter = CPUTime.of(pid: server.pid)
         let after = counters(port: port)
         guard out.status == 0, let report = WrkScript.parse(out.output) else {
             return .failure(BenchFailure("wrk failed (status \(out.status)): \(out.output.suffix(400))"))
@@ -257,8 +281,13 @@ public struct HTTPBench: Sendable {
                 return .failure(BenchFailure(problem))
             }
         }
+        // wrk's load is its worker threads: its whole CPU time less its main thread's (the start, reading
+        // the update files in every thread's `init`, then sleeping until the end).
+        let clientCPU = report.mainThreadCPU.map { out.cpu - $0 } ?? out.cpu
         return .success(Sample(requestsPerSecond: report.requestsPerSecond,
-                               updatesPerSecond: report.requestsPerSecond * Double(perRequest)))
+                               updatesPerSecond: report.requestsPerSecond * Double(perRequest),
+                               serverCPU: Self.delta(serverBefore, serverAfter)?.per(report.requests),
+                               clientCPU: clientCPU.per(report.requests)))
     }
 
     // MARK: - Counters
@@ -287,6 +316,22 @@ public struct HTTPBench: Sendable {
             return "the server accepted \(accepted) updates; the client sent \(atLeast)\(atMost > atLeast ? "…\(atMost)" : "")"
         }
         return nil
+    }
+
+    /// `later - earlier` when both were read.
+    static func delta(_ earlier: CPUTime?, _ later: CPUTime?) -> CPUTime? {
+        guard let earlier, let later else { return nil }
+        return later - earlier
+    }
+
+    /// "CPU per request: server 62 µs (user 40, sys 22), client 30 µs (…)", and per update for batches.
+    static func cpuText(_ server: CPUTime?, _ client: CPUTime?, updates: Int) -> String {
+        func text(_ name: String, _ time: CPUTime?) -> String {
+            guard let time else { return "\(name) unknown" }
+            return updates > 1 ? "\(name) \(time.microseconds) = \(time.per(updates).microseconds) per update"
+                               : "\(name) \(time.microseconds)"
+        }
+        return "CPU per request: " + text("server", server) + ", " + text("client", client)
     }
 
     static func format(_ seconds: Double) -> String {
