@@ -6,6 +6,8 @@ final class Database {
     private(set) var handle: OpaquePointer?
     let path: String
     private var statements: [String: Statement] = [:]
+    /// Statements of SQL literals, keyed by the literal's address: cheaper to find than by hashing the text.
+    private var literalStatements: [UnsafeRawPointer: Statement] = [:]
 
     /// Opens (creating if needed) the database at `path`.
     init(path: String, readOnly: Bool = false) throws(DatabaseError) {
@@ -29,7 +31,9 @@ final class Database {
     /// Finalizes every cached statement and closes the connection (idempotent).
     func close() {
         for statement in statements.values { statement.finalize() }
+        for statement in literalStatements.values { statement.finalize() }
         statements = [:]
+        literalStatements = [:]
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -58,6 +62,29 @@ final class Database {
         return statement
     }
 
+    /// The cached prepared statement for the SQL literal `sql`, reset and with bindings cleared; for hot
+    /// paths (found by the literal's address, without hashing its text).
+    func statement(literal sql: StaticString) throws(DatabaseError) -> Statement {
+        let key = UnsafeRawPointer(sql.utf8Start)
+        if let cached = literalStatements[key] {
+            cached.reset()
+            return cached
+        }
+        let text = sql.description
+        guard handle != nil else { throw DatabaseError(resultCode: .misuse, message: "the database is closed", sql: text, path: path) }
+        let statement = try Statement(database: self, sql: text)
+        literalStatements[key] = statement
+        return statement
+    }
+
+    /// The number of rows the last INSERT, UPDATE or DELETE changed.
+    var changes: Int32 { sqlite3_changes(handle) }
+
+    /// Sets how long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
+    func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
     /// The first column of the first row of `sql` as an integer, or `nil` when there is no row.
     func integer(_ sql: String) throws(DatabaseError) -> Int64? {
         let statement = try statement(sql)
@@ -73,11 +100,12 @@ final class Database {
     }
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE`): commits when it returns, rolls back when it throws.
+    /// `BEGIN` and `COMMIT` are cached prepared statements, not parsed again for every transaction.
     func inTransaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+        try statement(literal: "BEGIN IMMEDIATE").execute()
         do {
             let result = try body()
-            try execute("COMMIT")
+            try statement(literal: "COMMIT").execute()
             return result
         } catch {
             try? execute("ROLLBACK")

@@ -9,19 +9,26 @@ extension SQLiteGeofencingStore {
     public func commit(_ changes: StoreChanges) throws {
         guard !changes.isEmpty else { return }
         do {
-            try connection.withLock { db throws in
-                try db.inTransaction { try Self.write(changes, into: db) }
+            try connection.withLock { connection throws in
+                if !connection.remembers { connection.forget() }
+                do {
+                    try connection.db.inTransaction { try Self.write(changes, into: &connection) }
+                } catch {
+                    connection.forget()
+                    throw error
+                }
             }
         } catch let error as DatabaseError {
             throw Self.storeError(error, path: path, while: "committing to")
         }
     }
 
-    private static func write(_ changes: StoreChanges, into db: Database) throws {
+    private static func write(_ changes: StoreChanges, into connection: inout Connection) throws {
+        let db = connection.db
         for change in changes.fences {
             switch change {
             case .upsert(let fence):
-                let s = try db.statement("""
+                let s = try db.statement(literal: """
                     INSERT INTO fence (id, position, feature, grp, name, dwell_time, expires_at, added_sequence)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (id) DO UPDATE SET feature = excluded.feature, grp = excluded.grp,
@@ -50,42 +57,54 @@ extension SQLiteGeofencingStore {
         }
 
         if !changes.devices.isEmpty {
-            let device = try db.statement("""
-                INSERT INTO device (id, last_time, latitude, longitude, update_count) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
-                    longitude = excluded.longitude, update_count = excluded.update_count
+            let update = try db.statement(literal: """
+                UPDATE device SET last_time = ?2, latitude = ?3, longitude = ?4, update_count = ?5 WHERE id = ?1
                 """)
             // Devices without option state only need a delete when some device has a row (rare).
-            var optionRows: Bool?
             for change in changes.devices {
                 let snapshot = change.snapshot
                 if snapshot.options != nil || snapshot.stream != nil {
-                    let upsert = try db.statement("""
+                    let upsert = try db.statement(literal: """
                         INSERT INTO device_option (device, state) VALUES (?, ?)
                         ON CONFLICT (device) DO UPDATE SET state = excluded.state
                         """)
                     upsert.bind(snapshot.device.rawValue, at: 1)
                     try upsert.execute(binding: OptionStateCodec.encode(options: snapshot.options, stream: snapshot.stream), at: 2)
-                    optionRows = true
+                    connection.optionRows = true
                 } else {
-                    if optionRows == nil { optionRows = try db.integer("SELECT EXISTS (SELECT 1 FROM device_option)") != 0 }
-                    if optionRows == true {
-                        let delete = try db.statement("DELETE FROM device_option WHERE device = ?")
+                    if connection.optionRows == nil {
+                        connection.optionRows = try db.integer("SELECT EXISTS (SELECT 1 FROM device_option)") != 0
+                    }
+                    if connection.optionRows == true {
+                        let delete = try db.statement(literal: "DELETE FROM device_option WHERE device = ?")
                         delete.bind(snapshot.device.rawValue, at: 1)
                         try delete.execute()
                     }
                 }
-                device.bind(snapshot.device.rawValue, at: 1)
-                device.bind(snapshot.lastTime, at: 2)
-                device.bind(snapshot.lastCoordinate.latitude, at: 3)
-                device.bind(snapshot.lastCoordinate.longitude, at: 4)
-                device.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
-                try device.execute()
+                // A known device (the usual case) is one keyed update; a new one goes after the others.
+                update.bind(snapshot.device.rawValue, at: 1)
+                update.bind(snapshot.lastTime, at: 2)
+                update.bind(snapshot.lastCoordinate.latitude, at: 3)
+                update.bind(snapshot.lastCoordinate.longitude, at: 4)
+                update.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
+                try update.execute()
+                if db.changes == 0 {
+                    let insert = try db.statement(literal: """
+                        INSERT INTO device (id, position, last_time, latitude, longitude, update_count)
+                        VALUES (?1, (SELECT coalesce(max(position), 0) + 1 FROM device), ?2, ?3, ?4, ?5)
+                        """)
+                    insert.bind(snapshot.device.rawValue, at: 1)
+                    insert.bind(snapshot.lastTime, at: 2)
+                    insert.bind(snapshot.lastCoordinate.latitude, at: 3)
+                    insert.bind(snapshot.lastCoordinate.longitude, at: 4)
+                    insert.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
+                    try insert.execute()
+                }
                 guard change.presenceChanged else { continue }
-                let clear = try db.statement("DELETE FROM presence WHERE device = ?")
+                let clear = try db.statement(literal: "DELETE FROM presence WHERE device = ?")
                 clear.bind(snapshot.device.rawValue, at: 1)
                 try clear.execute()
-                let insert = try db.statement("""
+                let insert = try db.statement(literal: """
                     INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled) VALUES (?, ?, ?, ?, ?)
                     """)
                 for m in snapshot.memberships {
@@ -100,11 +119,11 @@ extension SQLiteGeofencingStore {
         }
 
         if let first = changes.events.first {
-            let last = try db.integer("SELECT coalesce(max(sequence), 0) FROM event") ?? 0
+            let last = try connection.lastEventSequence ?? db.integer("SELECT coalesce(max(sequence), 0) FROM event") ?? 0
             guard first.sequence == last + 1 else {
                 throw GeofencingError(.storageFailure, "event sequence \(first.sequence) does not continue the stored log, which ends at \(last); is another service writing to this store?")
             }
-            let insert = try db.statement("""
+            let insert = try db.statement(literal: """
                 INSERT INTO event (sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
                     observed_at, reason)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -130,31 +149,44 @@ extension SQLiteGeofencingStore {
                 insert.bind(event.reason.rawValue, at: 12)
                 try insert.execute()
             }
+            connection.lastEventSequence = expected - 1
         }
 
-        let meta = try db.statement("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
         if let consent = changes.serviceConsent {
-            meta.bind("service_consent", at: 1)
-            meta.bind(Int64(consent ? 1 : 0), at: 2)
-            try meta.execute()
+            try writeMeta("service_consent", Int64(consent ? 1 : 0), into: db)
         }
-        let counters: [(String, Int64?)] = [
-            ("processed_updates", changes.processedUpdates.map { Int64(bitPattern: $0) }),
-            ("accepted_sequence", changes.acceptedSequence),
-            ("arrivals", changes.arrivals.map { Int64(bitPattern: $0) }),
-        ]
-        for case let (key, value?) in counters {
-            meta.bind(key, at: 1)
-            meta.bind(value, at: 2)
-            try meta.execute()
+        let processed = changes.processedUpdates.map { Int64(bitPattern: $0) }
+        let arrivals = changes.arrivals.map { Int64(bitPattern: $0) }
+        if let processed, let accepted = changes.acceptedSequence, let arrivals {
+            // The usual case (every accepted update changes all three): one statement instead of three.
+            let counters = try db.statement(literal: """
+                INSERT INTO meta (key, value) VALUES ('processed_updates', ?1), ('accepted_sequence', ?2), ('arrivals', ?3)
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """)
+            counters.bind(processed, at: 1)
+            counters.bind(accepted, at: 2)
+            counters.bind(arrivals, at: 3)
+            try counters.execute()
+        } else {
+            for case let (key, value?) in [("processed_updates", processed), ("accepted_sequence", changes.acceptedSequence),
+                                           ("arrivals", arrivals)] {
+                try writeMeta(key, value, into: db)
+            }
         }
         if !changes.deviceConsents.isEmpty {
-            let consent = try db.statement("INSERT INTO consent (device, granted) VALUES (?, ?) ON CONFLICT (device) DO UPDATE SET granted = excluded.granted")
+            let consent = try db.statement(literal: "INSERT INTO consent (device, granted) VALUES (?, ?) ON CONFLICT (device) DO UPDATE SET granted = excluded.granted")
             for (device, granted) in changes.deviceConsents.sorted(by: { $0.key < $1.key }) {
                 consent.bind(device.rawValue, at: 1)
                 consent.bind(Int64(granted ? 1 : 0), at: 2)
                 try consent.execute()
             }
         }
+    }
+
+    private static func writeMeta(_ key: String, _ value: Int64, into db: Database) throws {
+        let meta = try db.statement(literal: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        meta.bind(key, at: 1)
+        meta.bind(value, at: 2)
+        try meta.execute()
     }
 }

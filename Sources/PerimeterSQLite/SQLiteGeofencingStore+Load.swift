@@ -10,7 +10,11 @@ extension SQLiteGeofencingStore {
     /// - Complexity: linear in fences, devices and presence rows; O(log n) in the event log.
     public func load() throws -> StoredState {
         do {
-            return try connection.withLock { db throws in try Self.load(db) }
+            return try connection.withLock { connection throws in
+                let state = try Self.load(connection.db)
+                if connection.remembers { connection.lastEventSequence = state.lastEventSequence }
+                return state
+            }
         } catch let error as DatabaseError {
             throw Self.storeError(error, path: path, while: "loading")
         }
@@ -40,7 +44,7 @@ extension SQLiteGeofencingStore {
         while try options.step() {
             optionStates[DeviceID(options.string(0))] = options.blob(1)
         }
-        let devices = try db.statement("SELECT id, last_time, latitude, longitude, update_count FROM device ORDER BY rowid")
+        let devices = try db.statement("SELECT id, last_time, latitude, longitude, update_count FROM device ORDER BY position")
         while try devices.step() {
             let id = DeviceID(devices.string(0))
             var snapshot = DetectionEngine.DeviceSnapshot(
@@ -80,8 +84,8 @@ extension SQLiteGeofencingStore {
     /// - Complexity: O(log n + limit).
     public func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent] {
         do {
-            return try connection.withLock { db throws in
-                let statement = try db.statement("""
+            return try connection.withLock { connection throws in
+                let statement = try connection.db.statement(literal: """
                     SELECT sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
                         observed_at, reason
                     FROM event WHERE sequence > ? ORDER BY sequence LIMIT ?

@@ -34,6 +34,18 @@ enum Schema {
         ALTER TABLE fence ADD COLUMN added_sequence INTEGER;
         CREATE TABLE device_option (device TEXT PRIMARY KEY, state BLOB NOT NULL);
         """,
+        // 3: devices keyed by id (one B-tree to update instead of a table and its UNIQUE index); their
+        // first-appearance order, formerly the rowid, is kept in `position`.
+        """
+        CREATE TABLE device_v3 (
+            id TEXT PRIMARY KEY, position INTEGER NOT NULL, last_time REAL NOT NULL, latitude REAL NOT NULL,
+            longitude REAL NOT NULL, update_count INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO device_v3 (id, position, last_time, latitude, longitude, update_count)
+            SELECT id, rowid, last_time, latitude, longitude, update_count FROM device;
+        DROP TABLE device;
+        ALTER TABLE device_v3 RENAME TO device;
+        CREATE INDEX device_position ON device (position);
+        """,
     ]
 
     /// The schema version this code writes.

@@ -59,11 +59,11 @@ struct CrashTests {
     /// having handed `killAt` updates to the service (it is then somewhere in the next batches: the
     /// kill lands mid-stream whatever the machine's speed). Returns `nil` output when killed.
     static func run(_ driver: URL, folder: TemporaryFolder, database: String, options: Bool = false,
-                    killAt: Int? = nil) throws -> String? {
+                    exclusive: Bool = false, killAt: Int? = nil) throws -> String? {
         let process = Process()
         process.executableURL = driver
         process.arguments = [folder.path(database), folder.path("fences.geojson"), folder.path("updates.csv"),
-                             "--batch", "3", "--dwell", "40"] + (options ? ["--options"] : [])
+                             "--batch", "3", "--dwell", "40"] + (options ? ["--options"] : []) + (exclusive ? ["--exclusive"] : [])
             + (killAt != nil ? ["--progress"] : [])
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
@@ -100,8 +100,8 @@ struct CrashTests {
     }
 
     @Test("kill -9 at random points, restart, finish: the event log equals an uninterrupted run",
-          arguments: [(7 as UInt64, false), (8, true)])
-    func killAndResume(seed: UInt64, options: Bool) throws {
+          arguments: [(7 as UInt64, false, false), (8, true, false), (9, false, true)])
+    func killAndResume(seed: UInt64, options: Bool, exclusive: Bool) throws {
         guard let driver = Self.driver else {
             Issue.record("perimeter-service-crash was not found next to the test bundle (\(Bundle.main.bundleURL.path))")
             return
@@ -122,7 +122,8 @@ struct CrashTests {
             // Each run is killed after streaming 2–14 % of the updates past where it resumed, so the six
             // together cannot finish the stream.
             reached = min(count - 1, reached + Int(Double(count) * Double.random(in: 0.02...0.14, using: &rng)))
-            if try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options, killAt: reached) == nil {
+            if try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options, exclusive: exclusive,
+                            killAt: reached) == nil {
                 killed += 1
             }
             if FileManager.default.fileExists(atPath: folder.path("crashed.sqlite")) {
@@ -135,7 +136,8 @@ struct CrashTests {
         #expect(killed == 6, "every run should have been killed mid-stream (killed \(killed) of 6)")
         let midway = Set(progress.filter { $0 > 0 && $0 < UInt64(count) })
         #expect(midway.count >= 3, "kills should land at different points of the stream: \(progress)")
-        let final = try #require(try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options))
+        let final = try #require(try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options,
+                                              exclusive: exclusive))
         let actual = Self.eventIDs(final)
         #expect(actual.count == expected.count)
         #expect(actual == expected)

@@ -51,7 +51,7 @@ struct MigrationTests {
 
         let reopened = try SQLiteGeofencingStore(path: path)
         let db = try Database(path: path)
-        #expect(try db.integer("PRAGMA user_version") == 2)
+        #expect(try db.integer("PRAGMA user_version") == Schema.version)
         #expect(try db.integer("SELECT count(*) FROM device_option") == 1)
         db.close()
         service = GeofencingService(store: reopened)
@@ -60,6 +60,95 @@ struct MigrationTests {
                 "the repeated-dwell count survived the restart")
         #expect(try service.loggedEvents(after: 0).map(\.sequence) == [1, 2, 3, 4])
         reopened.close()
+    }
+
+    /// A version-2 file written with the version-2 schema SQL: devices whose first-appearance (rowid)
+    /// order differs from their id order, presence, option state, events, counters and consent.
+    static func writeVersion2(_ path: String, options: [UInt8]) throws {
+        let db = try Database(path: path)
+        try db.execute(Schema.migrations[0])
+        try db.execute(Schema.migrations[1])
+        try db.execute("""
+            PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = 2;
+            INSERT INTO fence VALUES ('park', 1, '{"type":"Feature","id":"park","geometry":{"type":"Point","coordinates":[2,48]},"properties":{"perimeter:radius":500}}', NULL, NULL, NULL, NULL, NULL);
+            INSERT INTO fence VALUES ('zoo', 2, '{"type":"Feature","id":"zoo","geometry":{"type":"Point","coordinates":[3,48]},"properties":{"perimeter:radius":500}}', NULL, NULL, NULL, NULL, 4);
+            INSERT INTO device (id, last_time, latitude, longitude, update_count) VALUES ('zebra', 1000, 48, 2, 3);
+            INSERT INTO device (id, last_time, latitude, longitude, update_count) VALUES ('ant', 1001.5, 48, 3, 1);
+            INSERT INTO device (id, last_time, latitude, longitude, update_count) VALUES ('gone', 999, 47, 2, 2);
+            DELETE FROM device WHERE id = 'gone';
+            INSERT INTO device (id, last_time, latitude, longitude, update_count) VALUES ('mole', 1002, 47.5, 2.5, 2);
+            INSERT INTO presence VALUES ('zebra', 'park', 990, 1, 1);
+            INSERT INTO presence VALUES ('ant', 'zoo', 1001.5, 2, 0);
+            INSERT INTO consent VALUES ('ant', 0);
+            INSERT INTO event VALUES (1, 'e1', 'v1', 'entry', 'park', 'zebra', -978306210, 48, 2, NULL, -978306210, 'left');
+            INSERT INTO event VALUES (2, 'e2', 'v2', 'entry', 'zoo', 'ant', -978305198.5, 48, 3, NULL, -978305198.5, 'left');
+            INSERT INTO meta VALUES ('processed_updates', 6), ('accepted_sequence', 6), ('arrivals', 6), ('service_consent', 1);
+            """)
+        let option = try db.statement("INSERT INTO device_option VALUES ('zebra', ?)")
+        try option.execute(binding: options, at: 1)
+        db.close()
+    }
+
+    @Test("a version-2 file is migrated to keyed device rows: load returns the same state, devices in first-appearance order")
+    func migrateFromVersion2() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("v2.sqlite")
+        let options = DetectionEngine.DeviceOptionSnapshot(pending: [], dwellRepeats: [], anchor: nil, lastSequence: 6)
+        try Self.writeVersion2(path, options: OptionStateCodec.encode(options: options, stream: nil))
+
+        for mode in [SQLiteGeofencingStore.LockingMode.shared, .exclusive] {
+            let store = try SQLiteGeofencingStore(path: path, lockingMode: mode)
+            let state = try store.load()
+            #expect(state.devices.map(\.device) == ["zebra", "ant", "mole"], "rowid order, not id order")
+            #expect(state.devices.map(\.lastTime) == [1000, 1001.5, 1002])
+            #expect(state.devices.map(\.updateCount) == [3, 1, 2])
+            #expect(state.devices.map(\.lastCoordinate.latitude) == [48, 48, 47.5])
+            #expect(state.devices.map { $0.memberships.map(\.fence) } == [["park"], ["zoo"], []])
+            #expect(state.devices.first?.memberships.first?.hasDwelled == true)
+            #expect(state.devices.map(\.options) == [options, nil, nil])
+            #expect(state.fences.map(\.id) == ["park", "zoo"] && state.fences.last?.additionSequence == 4)
+            #expect(state.deviceConsents == ["ant": false] && state.serviceConsent == true)
+            #expect(state.lastEventSequence == 2 && state.processedUpdates == 6 && state.acceptedSequence == 6)
+
+            // Known devices are updated in place, a new one goes last, and the log continues.
+            var changes = StoreChanges()
+            let next = DeviceID(mode == .shared ? "bee" : "aardvark")
+            changes.devices = [
+                DeviceChange(snapshot: DetectionEngine.DeviceSnapshot(
+                    device: "ant", lastTime: 1003, lastCoordinate: Coordinate(latitude: 48, longitude: 3), updateCount: 2,
+                    memberships: []), presenceChanged: true),
+                DeviceChange(snapshot: DetectionEngine.DeviceSnapshot(
+                    device: next, lastTime: 1004, lastCoordinate: Coordinate(latitude: 1, longitude: 1), updateCount: 1,
+                    memberships: []), presenceChanged: false),
+            ]
+            changes.events = [LoggedEvent(sequence: 3, event: GeofenceEvent(
+                id: "e3", visitID: "v2", kind: .exit, fence: "zoo", device: "ant",
+                time: Date(timeIntervalSince1970: 1003), coordinate: Coordinate(latitude: 48, longitude: 3)))]
+            changes.processedUpdates = state.processedUpdates + 2
+            try store.commit(changes)
+            store.close()
+
+            let reopened = try SQLiteGeofencingStore(path: path, lockingMode: mode)
+            let after = try reopened.load()
+            #expect(after.devices.map(\.device) == state.devices.map(\.device) + [next])
+            #expect(after.devices[1].lastTime == 1003 && after.devices[1].memberships.isEmpty)
+            #expect(after.lastEventSequence == 3)
+            reopened.close()
+            // Undo, so that the second mode starts from the same migrated data.
+            let db = try Database(path: path)
+            try db.execute("""
+                DELETE FROM device WHERE id = '\(next)'; DELETE FROM event WHERE sequence = 3;
+                UPDATE device SET last_time = 1001.5, update_count = 1 WHERE id = 'ant';
+                INSERT INTO presence VALUES ('ant', 'zoo', 1001.5, 2, 0);
+                UPDATE meta SET value = 6 WHERE key = 'processed_updates';
+                """)
+            db.close()
+        }
+        let db = try Database(path: path)
+        #expect(try db.integer("PRAGMA user_version") == Schema.version)
+        #expect(try db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'device_v3'") == 0)
+        #expect(try db.text("PRAGMA integrity_check") == "ok")
+        db.close()
     }
 
     @Test("damaged option state is refused as incompatible storage, naming the device")
