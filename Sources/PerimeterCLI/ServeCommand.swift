@@ -13,7 +13,8 @@ struct ServeCommand {
     gracefully (stop accepting, drain, flush the store).
 
     Options:
-      --db FILE              SQLite database (default: perimeter.sqlite; created if missing).
+      --db FILE              SQLite database (default: perimeter.sqlite; created if missing; held locked
+                             while serving: read it after a stop, or through the API).
       --bind ADDRESS         IP address to listen on (default 127.0.0.1). A non-loopback address needs a token.
       --port PORT            TCP port (default 8080; 0 picks a free one and prints it).
       --token N:SCOPES:S     Accept bearer secret S as token N with SCOPES (read, write, admin; joined by ',').

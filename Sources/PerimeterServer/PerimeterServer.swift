@@ -23,6 +23,8 @@ public final class PerimeterServer: Sendable {
     /// Delivers the event log to registered webhooks (started with the server, stopped before the store closes).
     public let webhooks: WebhookDispatcher
     let http: HTTPServer
+    /// The SQLite store, closed after the service so that its file is free once the server stopped.
+    let sqliteStore: SQLiteGeofencingStore?
     let feeder: Mutex<Task<Void, Never>?>
     let heartbeat: Mutex<Task<Void, Never>?>
     let stopped = Atomic<Bool>(false)
@@ -41,9 +43,13 @@ public final class PerimeterServer: Sendable {
         self.configuration = configuration
         let service: GeofencingService
         var storeSize: @Sendable () -> Int64? = { nil }
+        var sqliteStore: SQLiteGeofencingStore?
         do throws(GeofencingError) {
             if let path = configuration.databasePath {
-                service = GeofencingService(store: try SQLiteGeofencingStore(path: path))
+                // Exclusive: the server is the file's only user while it runs (no lock calls per commit).
+                let store = try SQLiteGeofencingStore(path: path, lockingMode: .exclusive)
+                sqliteStore = store
+                service = GeofencingService(store: store)
                 storeSize = {
                     let manager = FileManager.default
                     var total: Int64 = 0
@@ -61,9 +67,11 @@ public final class PerimeterServer: Sendable {
             if configuration.commitInterval != nil { options.durability = .everyUpdates(10_000) }
             try service.configure(options)
         } catch {
+            sqliteStore?.close()
             throw ServerError("cannot open the store: \(error)")
         }
         self.service = service
+        self.sqliteStore = sqliteStore
         let metrics = Metrics()
         do throws(WebhookError) {
             let store: any WebhookStore
@@ -82,6 +90,7 @@ public final class PerimeterServer: Sendable {
                 onOutcome: { _, outcome in metrics.recordWebhookDelivery(outcome: outcome.rawValue) })
         } catch {
             try? service.close()
+            sqliteStore?.close()
             throw ServerError("cannot set up webhooks: \(error)")
         }
         var apiConfiguration = configuration.api
@@ -127,6 +136,7 @@ public final class PerimeterServer: Sendable {
             feeder.withLock { $0?.cancel() }
             _ = feederDone.wait(timeout: .now() + 5)
             try? service.close()
+            sqliteStore?.close()
             background.shutdown()
             throw ServerError(error.message)
         }
@@ -149,6 +159,7 @@ public final class PerimeterServer: Sendable {
         feeder.withLock { $0?.cancel() }
         _ = feederDone.wait(timeout: .now() + 5)
         try? service.close()
+        sqliteStore?.close()
         background.shutdown()
     }
 

@@ -1,7 +1,7 @@
 // perimeter-service-crash: a tiny driver for the crash test of the SQLite-backed GeofencingService.
 //
 //   perimeter-service-crash DB FENCES.geojson UPDATES.csv [--batch N] [--dwell SECONDS] [--group N] [--options]
-//                           [--progress]
+//                           [--progress] [--exclusive]
 //
 // Opens (or creates) the store DB, adds the fences of FENCES.geojson when the store has none, then
 // streams UPDATES.csv (lines `device,seconds-since-1970,latitude,longitude`) into the service in
@@ -12,6 +12,7 @@
 // window and duplicate suppression (so their state goes through the store too).
 // `--progress` prints `at N` after each batch (N updates handed to the service so far), so a test can
 // kill the process at a chosen point of the stream instead of after a guessed time.
+// `--exclusive` opens the store in exclusive locking mode (as `perimeter serve` does).
 // Exit status: 0 on success, 1 with a message on stderr otherwise.
 import Foundation
 import PerimeterEngine
@@ -25,9 +26,9 @@ struct Failure: Error, CustomStringConvertible {
 }
 
 func parseArguments() throws -> (db: String, fences: String, updates: String, batch: Int, dwell: Double?, group: Int?,
-                                 options: Bool, progress: Bool) {
+                                 options: Bool, progress: Bool, exclusive: Bool) {
     var positional: [String] = []
-    var batch = 16, dwell: Double?, group: Int?, options = false, progress = false
+    var batch = 16, dwell: Double?, group: Int?, options = false, progress = false, exclusive = false
     var arguments = CommandLine.arguments.dropFirst()
     while let argument = arguments.popFirst() {
         switch argument {
@@ -35,6 +36,8 @@ func parseArguments() throws -> (db: String, fences: String, updates: String, ba
             options = true
         case "--progress":
             progress = true
+        case "--exclusive":
+            exclusive = true
         case "--batch", "--dwell", "--group":
             guard let value = arguments.popFirst(), let number = Double(value), number > 0 else {
                 throw Failure(description: "\(argument) needs a positive number")
@@ -45,9 +48,9 @@ func parseArguments() throws -> (db: String, fences: String, updates: String, ba
         }
     }
     guard positional.count == 3 else {
-        throw Failure(description: "usage: perimeter-service-crash DB FENCES.geojson UPDATES.csv [--batch N] [--dwell SECONDS] [--group N] [--options] [--progress]")
+        throw Failure(description: "usage: perimeter-service-crash DB FENCES.geojson UPDATES.csv [--batch N] [--dwell SECONDS] [--group N] [--options] [--progress] [--exclusive]")
     }
-    return (positional[0], positional[1], positional[2], batch, dwell, group, options, progress)
+    return (positional[0], positional[1], positional[2], batch, dwell, group, options, progress, exclusive)
 }
 
 func readUpdates(_ path: String) throws -> [LocationUpdate] {
@@ -67,7 +70,7 @@ func readUpdates(_ path: String) throws -> [LocationUpdate] {
 
 func run() throws {
     let arguments = try parseArguments()
-    let store = try SQLiteGeofencingStore(path: arguments.db)
+    let store = try SQLiteGeofencingStore(path: arguments.db, lockingMode: arguments.exclusive ? .exclusive : .shared)
     let service = GeofencingService(store: store)
     var options = GeofencingOptions(defaultDwellTime: arguments.dwell,
                                     durability: arguments.group.map { .everyUpdates($0) } ?? .everyCall)

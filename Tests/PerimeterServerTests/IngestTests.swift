@@ -25,7 +25,8 @@ struct IngestTests {
         #expect(try client.request("PUT", "/v1/fences/park", body: Array(T.square().utf8)).status == 201)
         let response = try client.request("POST", "/v1/locations", body: Array(T.json(T.update("car", 0, inside: true)).utf8))
         #expect(response.status == 200)
-        let store = try SQLiteGeofencingStore(path: path)
+        let store = try SocketTests.copyOfStore(path)
+        defer { SocketTests.remove(store.path) }
         #expect(try store.events(after: 0, limit: 10).map(\.sequence) == [1])
         #expect(try store.load().processedUpdates == 1)
     }

@@ -16,6 +16,16 @@ struct SocketTests {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
+    /// A store on a copy of the running server's database and log: what a `kill -9` now would leave.
+    /// (The server holds its file exclusively, so the test cannot open it directly.)
+    static func copyOfStore(_ path: String) throws -> SQLiteGeofencingStore {
+        let copy = temporaryDatabase()
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        }
+        return try SQLiteGeofencingStore(path: copy)
+    }
+
     static func start(_ path: String? = nil, api: APIConfiguration = APIConfiguration(heartbeatInterval: 0.2))
         throws -> PerimeterServer {
         try PerimeterServer(configuration: ServerConfiguration(databasePath: path, address: "127.0.0.1", port: 0,
@@ -123,10 +133,12 @@ struct SocketTests {
         let client = try TestClient(port: server.port)
         _ = try client.request("PUT", "/v1/fences/park", body: Array(T.square().utf8))
         _ = try client.request("POST", "/v1/locations", body: Array(T.json(T.update("car", 0, inside: true)).utf8))
-        let store = try SQLiteGeofencingStore(path: path)
         var logged: [LoggedEvent] = []
         for _ in 0..<500 where logged.isEmpty {
+            let store = try Self.copyOfStore(path)
             logged = try store.events(after: 0, limit: 10)
+            store.close()
+            Self.remove(store.path)
             // Suspend, not block: the periodic commit runs on the concurrency pool.
             if logged.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
         }
