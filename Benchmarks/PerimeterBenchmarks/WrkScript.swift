@@ -86,6 +86,19 @@ enum WrkScript {
         end
         \(done)
         """
+        // The raw styles' next record: a new lap starts over with a new `{"deviceId":"<prefix><lap>-` opening.
+        let rawCommon = """
+        local opening = ""
+        local function nextRecord()
+          position = position + 1
+          if position > count then
+            position = 1; lap = lap + 1
+            opening = '{"deviceId":"' .. prefix .. lap .. '-'
+          end
+          return records[position]
+        end
+
+        """
         switch style {
         case .format:
             return common + """
@@ -103,8 +116,8 @@ enum WrkScript {
             end
             """
         case .raw where batch == 1:
-            return common + """
-            local head, opening = "", ""
+            return common + rawCommon + """
+            local head = ""
             function init(args)
               readRecords(args)
               head = "POST " .. wrk.path .. " HTTP/1.1\\r\\nHost: " .. wrk.headers["Host"]
@@ -112,20 +125,15 @@ enum WrkScript {
               opening = '{"deviceId":"' .. prefix .. lap .. '-'
             end
             request = function()
-              position = position + 1
-              if position > count then
-                position = 1; lap = lap + 1
-                opening = '{"deviceId":"' .. prefix .. lap .. '-'
-              end
-              local record = records[position]
+              local record = nextRecord()
               return head .. (#opening + #record) .. "\\r\\n\\r\\n" .. opening .. record
             end
             """
         case .raw:
             // pieces: head, length, "\r\n\r\n<open>", then per update: opening, record, separator (the
             // last one the closing); one table for the thread, concatenated once per request.
-            return common + """
-            local pieces, opening = {}, ""
+            return common + rawCommon + """
+            local pieces = {}
             function init(args)
               readRecords(args)
               pieces[1] = "POST " .. wrk.path .. " HTTP/1.1\\r\\nHost: " .. wrk.headers["Host"]
@@ -137,12 +145,7 @@ enum WrkScript {
             request = function()
               local length = \(framing)
               for i = 1, \(batch) do
-                position = position + 1
-                if position > count then
-                  position = 1; lap = lap + 1
-                  opening = '{"deviceId":"' .. prefix .. lap .. '-'
-                end
-                local record = records[position]
+                local record = nextRecord()
                 pieces[3 * i + 1] = opening
                 pieces[3 * i + 2] = record
                 length = length + #opening + #record

@@ -82,22 +82,22 @@ extension SQLiteGeofencingStore {
                     }
                 }
                 // A known device (the usual case) is one keyed update; a new one goes after the others.
-                update.bind(snapshot.device.rawValue, at: 1)
-                update.bind(snapshot.lastTime, at: 2)
-                update.bind(snapshot.lastCoordinate.latitude, at: 3)
-                update.bind(snapshot.lastCoordinate.longitude, at: 4)
-                update.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
+                // Both statements number their parameters alike: ?1 id, ?2 time, ?3 ?4 position, ?5 count.
+                func bindDevice(_ statement: Statement) {
+                    statement.bind(snapshot.device.rawValue, at: 1)
+                    statement.bind(snapshot.lastTime, at: 2)
+                    statement.bind(snapshot.lastCoordinate.latitude, at: 3)
+                    statement.bind(snapshot.lastCoordinate.longitude, at: 4)
+                    statement.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
+                }
+                bindDevice(update)
                 try update.execute()
                 if db.changes == 0 {
                     let insert = try db.statement(literal: """
                         INSERT INTO device (id, position, last_time, latitude, longitude, update_count)
                         VALUES (?1, (SELECT coalesce(max(position), 0) + 1 FROM device), ?2, ?3, ?4, ?5)
                         """)
-                    insert.bind(snapshot.device.rawValue, at: 1)
-                    insert.bind(snapshot.lastTime, at: 2)
-                    insert.bind(snapshot.lastCoordinate.latitude, at: 3)
-                    insert.bind(snapshot.lastCoordinate.longitude, at: 4)
-                    insert.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
+                    bindDevice(insert)
                     try insert.execute()
                 }
                 guard change.presenceChanged else { continue }

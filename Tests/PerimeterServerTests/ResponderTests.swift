@@ -1,5 +1,6 @@
 import Foundation
 import PerimeterHTTP
+import PerimeterTestSupport
 import Synchronization
 import Testing
 
@@ -62,16 +63,6 @@ struct ResponderTests {
         let response = try client.readResponse()
         #expect(response.status == 503)
         #expect(held.withLock { $0?.hasAnswered } == true)
-    }
-
-    /// Polls `condition` for up to five seconds.
-    func waitUntil(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(2_000)
-        }
-        return condition()
     }
 }
 

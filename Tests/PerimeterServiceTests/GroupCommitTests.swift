@@ -1,5 +1,6 @@
 import Foundation
 @testable import PerimeterService
+import PerimeterTestSupport
 import Synchronization
 import Testing
 
@@ -83,14 +84,5 @@ struct GroupCommitTests {
         gate.signal()
         #expect(waitUntil { results.withLock { $0.count } == 3 })
         #expect(results.withLock { $0 } == [0: false, 1: false, 2: true])
-    }
-
-    func waitUntil(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(1_000)
-        }
-        return condition()
     }
 }

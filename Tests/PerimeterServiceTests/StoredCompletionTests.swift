@@ -11,47 +11,17 @@ struct StoredCompletionTests {
     /// are in the store, and far fewer commits than calls store them all.
     @Test func completionsComeOnceTheirEventsAreStored() throws {
         let store = SlowCountingStore()
-        let service = GeofencingService(store: store)
-        try service.configure(GeofencingOptions())
-        try service.addFeature(circle("z", latitude: 0, longitude: 0, radius: 1_000))
+        let service = try Self.service(on: store)
         let commitsBefore = store.commits.withLock { $0 }
         let chains = 8, calls = 10
-        let problems = Mutex<[String]>([])
         let completions = Mutex<[Int: Int]>([:])
-        let done = DispatchGroup()
-
-        @Sendable func call(_ chain: Int, _ k: Int) {
-            guard k < calls else {
-                done.leave()
-                return
-            }
-            let update = LocationUpdate(device: DeviceID("d\(chain)"), time: date(Double(k)),
-                                        latitude: k % 2 == 0 ? 0 : 1, longitude: 0)
-            service.process([update]) { outcome in
-                completions.withLock { $0[chain, default: 0] += 1 }
-                switch outcome {
-                case .success(let result):
-                    if result.events.count != 1 {
-                        problems.withLock { $0.append("chain \(chain) call \(k): \(result.events.count) events") }
-                    }
-                    for event in result.events {
-                        let stored = try? store.inner.events(after: event.sequence - 1, limit: 1)
-                        if stored?.first?.event.id != event.event.id {
-                            problems.withLock { $0.append("chain \(chain) call \(k): event \(event.sequence) not stored") }
-                        }
-                    }
-                case .failure(let error):
-                    problems.withLock { $0.append("chain \(chain) call \(k): \(error)") }
-                }
-                call(chain, k + 1)
-            }
+        let problems = Self.runChains(service, chains: chains, calls: calls, events: { try store.inner.events(after: $0, limit: 1) }) { chain, _, outcome in
+            completions.withLock { $0[chain, default: 0] += 1 }
+            if case .success(let result) = outcome, result.events.count != 1 { return "\(result.events.count) events" }
+            if case .failure(let error) = outcome { return "\(error)" }
+            return nil
         }
-        for chain in 0..<chains {
-            done.enter()
-            call(chain, 0)
-        }
-        #expect(done.wait(timeout: .now() + 60) == .success)
-        #expect(problems.withLock { $0 } == [])
+        #expect(problems == [])
         #expect(completions.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<chains).map { ($0, calls) }))
         let state = try store.load()
         #expect(state.processedUpdates == UInt64(chains * calls))
@@ -65,42 +35,16 @@ struct StoredCompletionTests {
     /// storage failure whose changes the next commit stores. Nothing is lost or stored twice.
     @Test func failedCommitsReportAndKeepTheChanges() throws {
         let store = PeriodicallyFailingStore(period: 3)
-        let service = GeofencingService(store: store)
-        try service.configure(GeofencingOptions())
-        try service.addFeature(circle("z", latitude: 0, longitude: 0, radius: 1_000))
+        let service = try Self.service(on: store)
         let chains = 6, calls = 15
-        let problems = Mutex<[String]>([])
         let failed = Atomic<Int>(0)
-        let done = DispatchGroup()
-
-        @Sendable func call(_ chain: Int, _ k: Int) {
-            guard k < calls else {
-                done.leave()
-                return
-            }
-            let update = LocationUpdate(device: DeviceID("d\(chain)"), time: date(Double(k)),
-                                        latitude: k % 2 == 0 ? 0 : 1, longitude: 0)
-            service.process([update]) { outcome in
-                switch outcome {
-                case .success(let result):
-                    for event in result.events
-                    where (try? store.inner.events(after: event.sequence - 1, limit: 1))?.first?.event.id != event.event.id {
-                        problems.withLock { $0.append("chain \(chain) call \(k): event \(event.sequence) not stored") }
-                    }
-                case .failure(let error) where error.code == .storageFailure:
-                    failed.add(1, ordering: .relaxed)
-                case .failure(let error):
-                    problems.withLock { $0.append("chain \(chain) call \(k): \(error)") }
-                }
-                call(chain, k + 1)
-            }
+        let problems = Self.runChains(service, chains: chains, calls: calls, events: { try store.inner.events(after: $0, limit: 1) }) { _, _, outcome in
+            guard case .failure(let error) = outcome else { return nil }
+            guard error.code == .storageFailure else { return "\(error)" }
+            failed.add(1, ordering: .relaxed)
+            return nil
         }
-        for chain in 0..<chains {
-            done.enter()
-            call(chain, 0)
-        }
-        #expect(done.wait(timeout: .now() + 60) == .success)
-        #expect(problems.withLock { $0 } == [])
+        #expect(problems == [])
         #expect(failed.load(ordering: .relaxed) > 0, "some commits failed (every third does)")
         if (try? service.flush()) == nil { try service.flush() }
         let total = chains * calls
@@ -143,5 +87,49 @@ struct StoredCompletionTests {
             if case .failure(let error) = outcome { consent.withLock { $0 = error.code } }
         }
         #expect(consent.withLock { $0 } == .consentMissing)
+    }
+
+    /// A configured service on `store` watching one circle around (0, 0).
+    static func service(on store: any GeofencingStore) throws -> GeofencingService {
+        let service = GeofencingService(store: store)
+        try service.configure(GeofencingOptions())  // durability: .everyCall
+        try service.addFeature(circle("z", latitude: 0, longitude: 0, radius: 1_000))
+        return service
+    }
+
+    /// Runs `chains` chains of `calls` single updates, each made from the previous one's completion;
+    /// device `d<chain>` alternates inside and outside the circle, so every call causes one event.
+    /// Checks that each successful call's events are in the store (`events(after:)`) when it completes,
+    /// and hands every outcome to `check`, which returns a problem or `nil`.
+    /// - Returns: the problems, each prefixed with its chain and call.
+    static func runChains(_ service: GeofencingService, chains: Int, calls: Int,
+                          events: @escaping @Sendable (Int64) throws -> [LoggedEvent],
+                          check: @escaping @Sendable (Int, Int, Result<BatchResult, GeofencingError>) -> String?) -> [String] {
+        let problems = Mutex<[String]>([])
+        let done = DispatchGroup()
+        @Sendable func call(_ chain: Int, _ k: Int) {
+            guard k < calls else {
+                done.leave()
+                return
+            }
+            let update = LocationUpdate(device: DeviceID("d\(chain)"), time: date(Double(k)),
+                                        latitude: k % 2 == 0 ? 0 : 1, longitude: 0)
+            service.process([update]) { outcome in
+                var found = check(chain, k, outcome).map { [$0] } ?? []
+                if case .success(let result) = outcome {
+                    for event in result.events where (try? events(event.sequence - 1))?.first?.event.id != event.event.id {
+                        found.append("event \(event.sequence) not stored")
+                    }
+                }
+                if !found.isEmpty { problems.withLock { $0 += found.map { "chain \(chain) call \(k): \($0)" } } }
+                call(chain, k + 1)
+            }
+        }
+        for chain in 0..<chains {
+            done.enter()
+            call(chain, 0)
+        }
+        if done.wait(timeout: .now() + 60) == .timedOut { problems.withLock { $0.append("chains did not finish in 60 s") } }
+        return problems.withLock { $0 }
     }
 }
