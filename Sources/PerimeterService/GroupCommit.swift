@@ -160,10 +160,8 @@ final class GroupCommit: @unchecked Sendable {
                 committing = true
                 condition.unlock()
                 let outcome = commit()
+                finish(outcome.durableBelow)
                 condition.lock()
-                committing = false
-                if let durableBelow = outcome.durableBelow, durableBelow > durable { durable = durableBelow }
-                condition.broadcast()
                 error = outcome.error
                 // A failed commit completes the waiters whose changes it tried to store, with its error.
                 done = takeWaiters(below: outcome.durableBelow ?? outcome.attemptedThrough.map { $0 &+ 1 } ?? .max)
