@@ -50,20 +50,20 @@ extension HTTPServer {
             uploadSize.pointee = 0
             return .YES
         }
-        if let responder = context.responder {
-            // Called again after the connection was resumed: the answer has arrived.
-            guard let answer = responder.takeAnswerOrSuspend() else { return .YES }
-            server.unregister(responder)
-            return server.queue(answer(), on: connection)
+        // Called again after a resume (`context.responder` set), the answer has arrived.
+        let responder: HTTPResponder
+        if let pending = context.responder {
+            responder = pending
+        } else {
+            let request = server.makeRequest(connection, url: url, method: method, context: context)
+            responder = HTTPResponder(connection: CHandle(pointer: connection))
+            context.responder = responder
+            server.handler(request, responder)
+            if let answer = responder.takeAnswer() { return server.queue(answer(), on: connection) }
+            // Answered later: registered before the connection is suspended, so that `stop` can answer
+            // a request whose answer never comes.
+            server.register(responder)
         }
-        let request = server.makeRequest(connection, url: url, method: method, context: context)
-        let responder = HTTPResponder(connection: CHandle(pointer: connection))
-        context.responder = responder
-        server.handler(request, responder)
-        if let answer = responder.takeAnswer() { return server.queue(answer(), on: connection) }
-        // Answered later: registered before the connection is suspended, so that `stop` can answer a
-        // request whose answer never comes.
-        server.register(responder)
         guard let answer = responder.takeAnswerOrSuspend() else { return .YES }
         server.unregister(responder)
         return server.queue(answer(), on: connection)
