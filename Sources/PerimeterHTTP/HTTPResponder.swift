@@ -54,27 +54,26 @@ public final class HTTPResponder: Sendable {
     /// when there is one (taken: it is not given out twice), or `nil` after suspending the connection
     /// until ``respond(building:)`` resumes it.
     func takeAnswerOrSuspend() -> (@Sendable () -> HTTPResponse)? {
+        take(suspending: true)
+    }
+
+    /// The answer given so far, taken; `nil` (and nothing suspended) when there is none yet.
+    func takeAnswer() -> (@Sendable () -> HTTPResponse)? {
+        take(suspending: false)
+    }
+
+    private func take(suspending: Bool) -> (@Sendable () -> HTTPResponse)? {
         state.withLock { s -> (@Sendable () -> HTTPResponse)? in
             if let answer = s.answer {
                 s.answer = nil
                 s.taken = true
                 return answer
             }
-            guard !s.taken, let connection else { return nil }
+            guard suspending, !s.taken, let connection else { return nil }
             // Suspended with the lock held, so that an answer arriving meanwhile resumes only after this.
             s.suspended = true
             MHD_suspend_connection(connection.pointer)
             return nil
-        }
-    }
-
-    /// The answer given so far, taken (for in-process callers without a connection).
-    func takeAnswer() -> (@Sendable () -> HTTPResponse)? {
-        state.withLock { s -> (@Sendable () -> HTTPResponse)? in
-            guard let answer = s.answer else { return nil }
-            s.answer = nil
-            s.taken = true
-            return answer
         }
     }
 }

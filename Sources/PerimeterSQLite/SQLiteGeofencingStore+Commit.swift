@@ -82,7 +82,7 @@ extension SQLiteGeofencingStore {
                     }
                 }
                 // A known device (the usual case) is one keyed update; a new one goes after the others.
-                // Both statements number their parameters alike: ?1 id, ?2 time, ?3 ?4 position, ?5 count.
+                // Both statements number their parameters alike: ?1 id, ?2 time, ?3 latitude, ?4 longitude, ?5 count.
                 func bindDevice(_ statement: Statement) {
                     statement.bind(snapshot.device.rawValue, at: 1)
                     statement.bind(snapshot.lastTime, at: 2)

@@ -10,13 +10,7 @@ extension PerimeterAPI {
     /// pointer, code, detail}], "events"}`; bad items are rejected one by one, the rest processed in one call.
     func postLocations(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let call = try prepareLocations(request)
-        let result: BatchResult
-        do throws(GeofencingError) {
-            result = try service.process(call.updates)
-        } catch {
-            throw error.problem
-        }
-        return try finishLocations(call, result)
+        return try finishLocations(call, Result { () throws(GeofencingError) in try service.process(call.updates) })
     }
 
     /// A decoded `POST /v1/locations` body, between decoding and processing.
@@ -54,12 +48,10 @@ extension PerimeterAPI {
 
     /// The answer once the service processed the updates (or failed to).
     func finishLocations(_ call: LocationsCall, _ outcome: Result<BatchResult, GeofencingError>) throws(Problem) -> HTTPResponse {
-        let result: BatchResult
         switch outcome {
-        case .success(let processed): result = processed
+        case .success(let result): return try finishLocations(call, result)
         case .failure(let error): throw error.problem
         }
-        return try finishLocations(call, result)
     }
 
     /// The answer for processed updates: the rejections merged in body order, positions published to
