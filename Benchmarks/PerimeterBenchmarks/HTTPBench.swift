@@ -2,8 +2,11 @@ import Foundation
 
 /// The server's HTTP ingest: `perimeter serve` (the release binary next to perimeter-bench) as a child
 /// process on a loopback port, with the workload's polygon fences and the SQLite store in a fresh
-/// folder, driven by `wrk` when it is installed and by ``HTTPLoadGenerator`` otherwise (or when the
-/// environment sets `PERIMETER_BENCH_HTTP_CLIENT=builtin`).
+/// folder, driven by `wrk` when it is installed and by the built-in event-loop client
+/// (``HTTPLoadGenerator``) otherwise. With wrk, the built-in client also measures the trivial endpoint and
+/// single updates, alternating with wrk, as rows of their own. `PERIMETER_BENCH_HTTP_CLIENT=builtin|wrk|both`
+/// chooses (default `both` when wrk exists, else `builtin`); `PERIMETER_BENCH_HTTP_CLIENT_THREADS=N` sets
+/// the built-in client's threads (default 1; a list such as `1,2` measures each, alternating).
 ///
 /// Figures, each with its ratio to the trivial endpoint (`GET /healthz`) measured in the same run and
 /// with the same client: single-update `POST /v1/locations` requests (16 connections), and batches of
@@ -12,8 +15,8 @@ import Foundation
 /// (`/metrics`) before and after, and a phase with a rejected update or a non-200 answer fails.
 ///
 /// Every figure's note also gives the CPU time per request of the server (`/proc/<pid>/stat`) and of the
-/// client (wrk's worker threads, or this process while the built-in generator runs): how much of the two
-/// cores the client leaves to the server.
+/// client (wrk's worker threads, or the built-in client's threads): how much of the two cores the client
+/// leaves to the server. The built-in client's rows also give the requests' latency (p50, p99).
 public struct HTTPBench: Sendable {
     /// Section name.
     public static let section = "HTTP ingest (perimeter serve, loopback, SQLite store)"
@@ -34,8 +37,11 @@ public struct HTTPBench: Sendable {
     public var batchSize = 1_000
     /// Connections for the trivial endpoint and single updates.
     public var connections = 16
-    /// Connections for batches (like every connection: one thread each, so every device's updates stay in order).
+    /// Connections for batches (each sends one request at a time, so every device's updates stay in order).
     public var batchConnections = 4
+    /// Threads of the built-in client (its connections are shared among them); the environment's
+    /// `PERIMETER_BENCH_HTTP_CLIENT_THREADS` overrides it.
+    public var clientThreads = 1
 
     /// Creates the benchmark.
     public init(workload: Workload, runs: Int, duration: Double, workDirectory: URL, executable: String, smoke: Bool) {
@@ -61,14 +67,69 @@ public struct HTTPBench: Sendable {
         }
     }
 
+    /// A load generator.
+    enum Client: String {
+        case wrk, builtin
+    }
+
+    /// One measurement's kind: what is sent, by which client, with how many client threads (0 for wrk).
+    struct Leg: Hashable {
+        var phase: Phase
+        var client: Client
+        var threads = 0
+
+        /// The leg measuring the trivial endpoint with the same client: this leg's yardstick.
+        var yardstick: Leg { Leg(phase: .trivial, client: client, threads: threads) }
+    }
+
+    /// Which clients measure which phases: `PERIMETER_BENCH_HTTP_CLIENT` (`builtin`, `wrk` or `both`;
+    /// default `both` when wrk exists, else `builtin`), and the built-in client's thread counts
+    /// (`PERIMETER_BENCH_HTTP_CLIENT_THREADS`: one, or a comma-separated list; default `[default]`).
+    /// With both, wrk measures every phase and the built-in client, with each thread count, the trivial
+    /// endpoint and single updates, each right after wrk's. Built-in only: every phase with each count.
+    /// - Returns: the legs in measuring order and a note when the choice was changed (wrk missing), or
+    ///   an error naming a value that is not valid.
+    static func legs(setting: String?, threadSetting: String?, defaultThreads: Int,
+                     wrkExists: Bool) -> Result<(legs: [Leg], note: String?), BenchFailure> {
+        let choice = setting.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? (wrkExists ? "both" : "builtin")
+        guard ["builtin", "wrk", "both"].contains(choice) else {
+            return .failure(BenchFailure("PERIMETER_BENCH_HTTP_CLIENT=\(setting ?? ""): expected builtin, wrk or both"))
+        }
+        var counts = [defaultThreads]
+        if let threadSetting {
+            let parsed = threadSetting.split(separator: ",", omittingEmptySubsequences: false)
+                .map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard !parsed.isEmpty, parsed.allSatisfy({ $0.map { (1...64).contains($0) } ?? false }) else {
+                return .failure(BenchFailure("PERIMETER_BENCH_HTTP_CLIENT_THREADS=\(threadSetting): expected a thread count from 1 to 64, or a comma-separated list of them"))
+            }
+            counts = []
+            for count in parsed.compactMap({ $0 }) where !counts.contains(count) { counts.append(count) }
+        }
+        func builtin(_ phase: Phase) -> [Leg] { counts.map { Leg(phase: phase, client: .builtin, threads: $0) } }
+        if choice != "builtin" && !wrkExists {
+            return .success((Phase.allCases.flatMap(builtin),
+                             "PERIMETER_BENCH_HTTP_CLIENT=\(choice) but wrk is not on PATH: the built-in client measures every phase"))
+        }
+        switch choice {
+        case "builtin": return .success((Phase.allCases.flatMap(builtin), nil))
+        case "wrk": return .success((Phase.allCases.map { Leg(phase: $0, client: .wrk) }, nil))
+        default:
+            return .success((Phase.allCases.flatMap { phase in
+                [Leg(phase: phase, client: .wrk)] + (phase == .trivial || phase == .single ? builtin(phase) : [])
+            }, nil))
+        }
+    }
+
     /// One measurement.
     struct Sample {
         var requestsPerSecond: Double
         var updatesPerSecond: Double
         /// The server's CPU time per request (`nil` when `/proc/<pid>/stat` could not be read).
         var serverCPU: CPUTime?
-        /// The client's CPU time per request: wrk's own (`wait4`), or this process's during the built-in generator's run.
+        /// The client's CPU time per request: wrk's own (`wait4`), or the built-in client's threads'.
         var clientCPU: CPUTime?
+        /// The requests' latencies (built-in client only).
+        var latency: LatencyHistogram?
     }
 
     /// Runs every phase `runs` times against one server and adds figures and checks to `report`.
@@ -86,10 +147,37 @@ public struct HTTPBench: Sendable {
             report.note("HTTP ingest not measured: no `perimeter` binary beside \(executable); build it with `swift build -c release --product perimeter`.")
             return
         }
-        let useWrk = ChildProcess.exists("wrk") && ProcessInfo.processInfo.environment["PERIMETER_BENCH_HTTP_CLIENT"] != "builtin"
+        let environment = ProcessInfo.processInfo.environment
+        let legs: [Leg]
+        switch Self.legs(setting: environment["PERIMETER_BENCH_HTTP_CLIENT"], threadSetting: environment["PERIMETER_BENCH_HTTP_CLIENT_THREADS"],
+                         defaultThreads: clientThreads, wrkExists: ChildProcess.exists("wrk")) {
+        case .failure(let failure):
+            report.check("HTTP ingest: client choice", passed: false, failure.description)
+            return
+        case .success(let choice):
+            legs = choice.legs
+            if let note = choice.note { report.note(note) }
+        }
         let style = WrkScript.Style.current
-        let client = useWrk ? "wrk (\(style.rawValue) script)" : "built-in load generator"
-        log("http: \(binary) serve with \(workload.fences.count) fences; client: \(client)")
+        // The first leg's client and threads get the usual row names; the others' rows are marked.
+        let primary = legs[0]
+        let threadCounts = Set(legs.filter { $0.client == .builtin }.map(\.threads))
+        func clientName(_ leg: Leg) -> String {
+            switch leg.client {
+            case .wrk: "wrk (\(style.rawValue) script)"
+            case .builtin: "built-in event-loop client (\(leg.threads) thread\(leg.threads == 1 ? "" : "s"))"
+            }
+        }
+        func suffix(_ leg: Leg) -> String {
+            guard leg.client != primary.client || leg.threads != primary.threads else { return "" }
+            return threadCounts.count > 1 ? " (built-in event-loop client, \(leg.threads) thread\(leg.threads == 1 ? "" : "s"))"
+                                          : " (built-in event-loop client)"
+        }
+        let parserProblems = LoadGeneratorSelfCheck.problems()
+        report.check("HTTP ingest: the built-in client frames, checks and refuses canned responses", passed: parserProblems.isEmpty,
+                     parserProblems.isEmpty ? "\(LoadGeneratorSelfCheck.caseCount) cases" : parserProblems.joined(separator: "; "))
+        let clients = legs.filter { $0.phase == .trivial }.map(clientName)
+        log("http: \(binary) serve with \(workload.fences.count) fences; clients: \(clients.joined(separator: ", "))")
         let server: ServerProcess
         do {
             server = try ServerProcess(binary: binary, arguments: ["--db", directory.appendingPathComponent("perimeter.sqlite").path,
@@ -99,50 +187,61 @@ public struct HTTPBench: Sendable {
             report.check("HTTP ingest: perimeter serve starts", passed: false, error.description)
             return
         }
-        var samples: [Phase: [Sample]] = [:]
-        var failures: [Phase: String] = [:]
+        var samples: [Leg: [Sample]] = [:]
+        var failures: [Leg: String] = [:]
         for run in 0..<max(1, runs) {
-            for phase in Phase.allCases where failures[phase] == nil {
-                let prefix = "r\(run)\(phase.rawValue.prefix(1))-"
-                let result = useWrk ? measureWithWrk(phase, server: server, prefix: prefix, directory: directory, style: style)
-                                    : measureWithGenerator(phase, server: server, prefix: prefix)
+            for leg in legs where failures[leg] == nil {
+                let phase = leg.phase
+                let prefix = "r\(run)\(phase.rawValue.prefix(1))\(leg.client == .wrk ? "w" : "b\(leg.threads)")-"
+                let result = leg.client == .wrk ? measureWithWrk(phase, server: server, prefix: prefix, directory: directory, style: style)
+                                                : measureWithGenerator(phase, server: server, prefix: prefix, threads: leg.threads)
                 switch result {
                 case .success(let sample):
-                    samples[phase, default: []].append(sample)
-                    log("http: \(phase.rawValue) run \(run + 1): \(Report.format(sample.requestsPerSecond)) requests/s, \(Report.format(sample.updatesPerSecond)) updates/s; \(Self.cpuText(sample.serverCPU, sample.clientCPU, updates: 1))")
+                    samples[leg, default: []].append(sample)
+                    let latency = sample.latency.map { "; \($0.summary)" } ?? ""
+                    log("http: \(phase.rawValue) (\(leg.client.rawValue)\(leg.client == .builtin ? ", \(leg.threads)t" : "")) run \(run + 1): \(Report.format(sample.requestsPerSecond)) requests/s, \(Report.format(sample.updatesPerSecond)) updates/s; \(Self.cpuText(sample.serverCPU, sample.clientCPU, updates: 1))\(latency)")
                 case .failure(let failure):
-                    failures[phase] = failure.description
+                    failures[leg] = failure.description
                 }
             }
         }
         let status = server.stop()
         report.check("HTTP ingest: perimeter serve stops gracefully (SIGTERM)", passed: status == 0, "exit status \(status)")
-        let trivial = Measure.median(samples[.trivial, default: []].map(\.requestsPerSecond))
-        for phase in Phase.allCases {
-            let name = "HTTP ingest: \(phase.rawValue) — every request answered 200\(phase == .trivial ? "" : ", every update accepted")"
-            if let failure = failures[phase] {
+        for leg in legs {
+            let phase = leg.phase, client = clientName(leg)
+            let suffix = suffix(leg), marked = !suffix.isEmpty
+            let name = "HTTP ingest: \(phase.rawValue) — every request answered 200\(phase == .trivial ? "" : ", every update accepted")\(suffix)"
+            if let failure = failures[leg] {
                 report.check(name, passed: false, failure)
                 continue
             }
-            let phaseSamples = samples[phase, default: []]
+            let phaseSamples = samples[leg, default: []]
             report.check(name, passed: !phaseSamples.isEmpty, "\(phaseSamples.count) run(s), \(client)")
+            let trivial = Measure.median(samples[leg.yardstick, default: []].map(\.requestsPerSecond))
             let requests = Measure.median(phaseSamples.map(\.requestsPerSecond))
             let updates = Measure.median(phaseSamples.map(\.updatesPerSecond))
             let cpu = Self.cpuText(CPUTime.median(phaseSamples.compactMap(\.serverCPU)),
                                    CPUTime.median(phaseSamples.compactMap(\.clientCPU)), updates: phase == .trivial || phase == .single ? 1 : batchSize)
-            let runsText = "median of \(phaseSamples.count), \(Self.format(duration)) s each, \(client); \(cpu)"
+            var latency = LatencyHistogram(), latencies = 0
+            for sample in phaseSamples {
+                if let histogram = sample.latency { latency.merge(histogram); latencies += 1 }
+            }
+            let latencyText = latencies > 0 ? "; \(latency.summary) (all runs)" : ""
+            let runsText = "median of \(phaseSamples.count), \(Self.format(duration)) s each, \(client); \(cpu)\(latencyText)"
+            let yardstick = marked ? "the trivial endpoint's requests/s with the same client (its own row)" : "the trivial endpoint's requests/s"
             switch phase {
             case .trivial:
-                report.add(Self.section, phase.subject, requests, "requests/s",
-                           note: "\(connections) keep-alive connections; the yardstick; \(runsText)", reference: true)
+                report.add(Self.section, phase.subject + suffix, requests, "requests/s",
+                           note: "\(connections) keep-alive connections; \(marked ? "the yardstick of this client's rows" : "the yardstick"); \(runsText)",
+                           reference: !marked)
             case .single:
-                report.add(Self.section, phase.subject, updates, "updates/s",
-                           note: String(format: "%.2f× the trivial endpoint's requests/s; %d connections; goal ≥ 20,000/s; %@",
-                                        trivial > 0 ? requests / trivial : 0, connections, runsText))
+                report.add(Self.section, phase.subject + suffix, updates, "updates/s",
+                           note: String(format: "%.2f× %@; %d connections; goal ≥ 20,000/s; %@",
+                                        trivial > 0 ? requests / trivial : 0, yardstick, connections, runsText))
             case .array, .ndjson:
-                report.add(Self.section, phase.subject, updates, "updates/s",
-                           note: String(format: "%@ requests/s; updates/s = %.2f× the trivial endpoint's requests/s; %d connections; goal ≥ 150,000 updates/s; %@",
-                                        Report.format(requests), trivial > 0 ? updates / trivial : 0, batchConnections, runsText))
+                report.add(Self.section, phase.subject + suffix, updates, "updates/s",
+                           note: String(format: "%@ requests/s; updates/s = %.2f× %@; %d connections; goal ≥ 150,000 updates/s; %@",
+                                        Report.format(requests), trivial > 0 ? updates / trivial : 0, yardstick, batchConnections, runsText))
             }
         }
     }
@@ -194,21 +293,19 @@ public struct HTTPBench: Sendable {
         }
     }
 
-    /// Measures `phase` with the built-in generator (the trivial endpoint repeats its one request).
-    func measureWithGenerator(_ phase: Phase, server: ServerProcess, prefix: String) -> Result<Sample, BenchFailure> {
+    /// Measures `phase` with the built-in event-loop client on `threads` threads (the trivial endpoint
+    /// repeats its one request on every connection).
+    func measureWithGenerator(_ phase: Phase, server: ServerProcess, prefix: String, threads: Int) -> Result<Sample, BenchFailure> {
         let port = server.port
-        var lists = requests(phase, prefix: prefix)
-        if phase == .trivial {
-            // Enough copies for the duration at any plausible rate (the requests are a few dozen bytes).
-            lists = lists.map { Array(repeating: $0[0], count: Int(duration * 200_000) / connections + 1) }
-        }
+        let lists = requests(phase, prefix: prefix)
         let before = counters(port: port)
         let serverBefore = CPUTime.of(pid: server.pid), clientBefore = CPUTime.ofSelf()
-        let outcome = HTTPLoadGenerator.run(port: port, connections: lists, duration: duration)
-        let clientCPU = CPUTime.ofSelf() - clientBefore, serverAfter = CPUTime.of(pid: server.pid)
+        let outcome = HTTPLoadGenerator.run(port: port, connections: lists, duration: duration, threads: threads, cycle: phase == .trivial)
+        let clientCPU = outcome.clientCPU ?? (CPUTime.ofSelf() - clientBefore)
+        let serverAfter = CPUTime.of(pid: server.pid)
         let after = counters(port: port)
         if outcome.failures > 0 {
-            return .failure(BenchFailure("\(outcome.failures) bad answer(s) of \(outcome.requests); first: \(outcome.firstFailure ?? "?")"))
+            return .failure(BenchFailure("\(outcome.failures) failure(s) in \(outcome.requests) answered request(s); first: \(outcome.firstFailure ?? "?")"))
         }
         if phase != .trivial {
             let expected = outcome.accepted
@@ -217,7 +314,8 @@ public struct HTTPBench: Sendable {
         return .success(Sample(requestsPerSecond: outcome.requestsPerSecond,
                                updatesPerSecond: Double(outcome.accepted) / outcome.seconds,
                                serverCPU: Self.delta(serverBefore, serverAfter)?.per(outcome.requests),
-                               clientCPU: clientCPU.per(outcome.requests)))
+                               clientCPU: clientCPU.per(outcome.requests),
+                               latency: outcome.latency))
     }
 
     // MARK: - wrk

@@ -3,10 +3,11 @@ import Foundation
 import Glibc
 #endif
 
-/// A small HTTP/1.1 load generator over POSIX sockets, for when `wrk` is not installed (CI): N
-/// keep-alive connections to a loopback port, each on its own thread, each sending its own requests
-/// one at a time and in order (so a device's updates, kept on one connection, arrive in time order),
-/// checking every response.
+/// A small HTTP/1.1 load generator over POSIX sockets: N keep-alive connections to a loopback port,
+/// shared among a few client threads (default 1), each an `epoll` event loop (``LoadLoop``) over
+/// non-blocking sockets. Each connection sends its own requests one at a time and in order (so a
+/// device's updates, kept on one connection, arrive in time order; no pipelining), checks every
+/// response, and records its latency.
 public enum HTTPLoadGenerator {
     /// One request, ready to send.
     public struct Request: Sendable {
@@ -38,32 +39,127 @@ public enum HTTPLoadGenerator {
         public var firstFailure: String?
         /// Wall-clock seconds from the start until the last connection finished.
         public var seconds = 0.0
+        /// Every answered request's latency, from its first byte sent to its response's last byte read.
+        public var latency = LatencyHistogram()
+        /// CPU time of the client threads during the run (`getrusage(RUSAGE_THREAD)` of each; `nil` if unread).
+        public var clientCPU: CPUTime?
 
         /// Requests per second.
         public var requestsPerSecond: Double { seconds > 0 ? Double(requests) / seconds : 0 }
     }
 
-    /// Sends `connections[i]` over connection *i* until every list is sent or `duration` seconds have
-    /// passed; the connections' threads may run on every core (the benchmark process itself is pinned).
-    /// - Complexity: one thread and one socket per connection; the requests are prepared beforehand.
-    public static func run(port: UInt16, connections: [[Request]], duration: Double) -> Outcome {
-        let results = Results(count: connections.count)
+    /// Sends `connections[i]` over connection *i* until every list is sent (with `cycle`: over and over)
+    /// or `duration` seconds have passed, from `threads` client threads (connection *i* on thread
+    /// *i* mod `threads`), which may run on every core (the benchmark process itself is pinned). A
+    /// request unanswered after `timeout` seconds fails its connection.
+    /// - Complexity: the requests are copied into one buffer per connection before the clock starts;
+    ///   per request, one `send`, usually one `recv`, no allocation.
+    public static func run(port: UInt16, connections: [[Request]], duration: Double, threads: Int = 1,
+                           cycle: Bool = false, timeout: Double = 30) -> Outcome {
+        var outcome = Outcome()
+        // Prepare and connect everything before the clock starts.
+        var descriptors: [Int32] = []
+        defer { for fd in descriptors { close(fd) } }  // after every loop thread has finished
+        for requests in connections where !requests.isEmpty {
+            guard let fd = try? SSEClients.connect(port: port) else {
+                outcome.failures = 1
+                outcome.firstFailure = "cannot connect to 127.0.0.1:\(port)"
+                return outcome
+            }
+            descriptors.append(fd)
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        let plans: [LoadLoop.Plan] = connections.filter { !$0.isEmpty }.map { requests in
+            var plan = LoadLoop.Plan()
+            plan.bytes.reserveCapacity(requests.reduce(0) { $0 + $1.bytes.count })
+            plan.ends.reserveCapacity(requests.count)
+            plan.expected.reserveCapacity(requests.count)
+            for request in requests { plan.append(request) }
+            return plan
+        }
+        let threadCount = max(1, min(threads, plans.count))
+        let start = LoadLoop.now()
+        let deadline = start + UInt64(max(0, duration) * 1e9)
+        var loops: [LoadLoop] = []
+        do {
+            for thread in 0..<threadCount {
+                let share = stride(from: thread, to: plans.count, by: threadCount).map { (descriptor: descriptors[$0], plan: plans[$0]) }
+                loops.append(try LoadLoop(connections: share, deadline: deadline, timeout: timeout, cycle: cycle))
+            }
+        } catch {
+            outcome.failures = 1
+            outcome.firstFailure = error.description
+            return outcome
+        }
+        guard !loops.isEmpty else { return outcome }
+        let cpu = ThreadTimes(count: loops.count)
         let done = DispatchSemaphore(value: 0)
-        let start = Measure.wallSeconds()
-        let deadline = start + duration
-        for (index, requests) in connections.enumerated() {
+        for (index, loop) in loops.enumerated() {
+            let body = LoopBody(loop: loop)
             let thread = Thread {
                 unpinCurrentThread()
-                results.store(index, drive(port: port, requests: requests, deadline: deadline), end: Measure.wallSeconds())
+                let before = ThreadTimes.current()
+                body.loop.run()
+                cpu.store(index, ThreadTimes.current().map { now in before.map { now - $0 } ?? now })
                 done.signal()
             }
             thread.stackSize = 1 << 20
             thread.start()
         }
-        for _ in connections { done.wait() }
-        var outcome = results.merged()
-        outcome.seconds = max(1e-9, results.lastEnd - start)
+        for _ in loops { done.wait() }
+        var end = start
+        for loop in loops {
+            let part = loop.outcome
+            outcome.requests += part.requests
+            outcome.accepted += part.accepted
+            outcome.failures += part.failures
+            outcome.firstFailure = outcome.firstFailure ?? part.firstFailure
+            outcome.latency.merge(part.latency)
+            end = max(end, loop.lastEnd)
+        }
+        outcome.seconds = max(1e-9, Double(end - start) * 1e-9)
+        outcome.clientCPU = cpu.total()
         return outcome
+    }
+
+    /// A loop handed to its thread (the loop is used by that thread only until it signals `done`).
+    private struct LoopBody: @unchecked Sendable {
+        let loop: LoadLoop
+    }
+
+    /// The client threads' CPU times, each stored by its thread.
+    final class ThreadTimes: @unchecked Sendable {
+        // @unchecked: every access holds `lock`.
+        private let lock = NSLock()
+        private var times: [CPUTime?]
+
+        init(count: Int) { times = Array(repeating: nil, count: count) }
+
+        /// The calling thread's CPU time so far (`getrusage(RUSAGE_THREAD)`, a Linux extension: who = 1).
+        static func current() -> CPUTime? {
+            var usage = rusage()
+            return getrusage(__rusage_who_t(1), &usage) == 0 ? CPUTime(usage) : nil
+        }
+
+        func store(_ index: Int, _ time: CPUTime?) {
+            lock.lock()
+            times[index] = time
+            lock.unlock()
+        }
+
+        /// The sum, or `nil` when a thread's time is missing.
+        func total() -> CPUTime? {
+            lock.lock()
+            defer { lock.unlock() }
+            var sum = CPUTime(user: 0, system: 0)
+            for time in times {
+                guard let time else { return nil }
+                sum = CPUTime(user: sum.user + time.user, system: sum.system + time.system)
+            }
+            return sum
+        }
     }
 
     /// One request on a fresh connection: the status and the body (`nil` when the server cannot be reached).
@@ -74,64 +170,50 @@ public enum HTTPLoadGenerator {
         return response
     }
 
-    // MARK: - One connection
+    // MARK: - Checks
 
-    static func drive(port: UInt16, requests: [Request], deadline: Double) -> Outcome {
-        var outcome = Outcome()
-        guard !requests.isEmpty else { return outcome }
-        guard let connection = LoadConnection(port: port) else {
-            outcome.failures = 1
-            outcome.firstFailure = "cannot connect to 127.0.0.1:\(port)"
-            return outcome
-        }
-        defer { connection.close() }
-        for request in requests {
-            if Measure.wallSeconds() >= deadline { break }
-            guard connection.send(request.bytes), let (status, body) = connection.receiveResponse() else {
-                outcome.failures += 1
-                outcome.firstFailure = outcome.firstFailure ?? "connection closed by the server"
-                break
-            }
-            outcome.requests += 1
-            if let problem = check(status: status, body: body, expected: request.expectedAccepted, into: &outcome) {
-                outcome.failures += 1
-                outcome.firstFailure = outcome.firstFailure ?? problem
-            }
-        }
-        return outcome
+    /// Checks a response: status 200 and, when `expected` ≥ 0, `"accepted": expected` and `"rejected":[]`
+    /// in the body. Returns the accepted count read (0 when absent) and whether all is right.
+    /// - Complexity: O(body), no allocation.
+    static func check(status: Int, body: UnsafeRawBufferPointer, expected: Int) -> (accepted: Int, correct: Bool) {
+        guard status == 200 else { return (0, false) }
+        guard expected >= 0 else { return (0, true) }
+        let accepted = integer(after: #""accepted":"#, in: body)
+        return (accepted ?? 0, accepted == expected && find(#""rejected":[]"#, in: body) != nil)
     }
 
-    /// `nil` when the response is right; otherwise what is wrong.
-    static func check(status: Int, body: [UInt8], expected: Int?, into outcome: inout Outcome) -> String? {
-        guard status == 200 else {
-            return "status \(status): \(String(decoding: body.prefix(300), as: UTF8.self))"
-        }
-        guard let expected else { return nil }
-        let accepted = integer(after: Array(#""accepted":"#.utf8), in: body)
-        outcome.accepted += accepted ?? 0
-        guard accepted == expected, contains(Array(#""rejected":[]"#.utf8), in: body) else {
-            return "expected \(expected) accepted and no rejection, got: \(String(decoding: body.prefix(300), as: UTF8.self))"
-        }
-        return nil
+    /// What is wrong with a response ``check(status:body:expected:)`` refused.
+    static func describe(status: Int, body: UnsafeRawBufferPointer, expected: Int) -> String {
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: body[0..<min(body.count, 300)]), as: UTF8.self)
+        guard status == 200 else { return "status \(status): \(text)" }
+        return "expected \(expected) accepted and no rejection, got: \(text)"
     }
 
-    static func contains(_ needle: [UInt8], in haystack: [UInt8]) -> Bool { find(needle, in: haystack[...]) != nil }
-
-    static func find(_ needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
-        guard haystack.count >= needle.count, let first = needle.first else { return nil }
-        var index = haystack.startIndex
-        let last = haystack.endIndex - needle.count
-        while index <= last {
-            if haystack[index] == first && haystack[index..<index + needle.count].elementsEqual(needle) { return index }
+    /// The offset of `needle` in `haystack`, or `nil`.
+    static func find(_ needle: StaticString, in haystack: UnsafeRawBufferPointer) -> Int? {
+        let count = needle.utf8CodeUnitCount
+        guard count > 0, haystack.count >= count else { return nil }
+        let first = needle.utf8Start[0]
+        var index = 0
+        search: while index <= haystack.count - count {
+            if haystack[index] == first {
+                for offset in 1..<count where haystack[index + offset] != needle.utf8Start[offset] {
+                    index += 1
+                    continue search
+                }
+                return index
+            }
             index += 1
         }
         return nil
     }
 
-    static func integer(after key: [UInt8], in body: [UInt8]) -> Int? {
-        guard var index = find(key, in: body[...]).map({ $0 + key.count }) else { return nil }
+    /// The decimal integer right after `key` in `body`, or `nil`.
+    static func integer(after key: StaticString, in body: UnsafeRawBufferPointer) -> Int? {
+        guard var index = find(key, in: body).map({ $0 + key.utf8CodeUnitCount }) else { return nil }
+        while index < body.count, body[index] == 32 { index += 1 }
         var value = 0, digits = 0
-        while index < body.count, body[index] >= 48, body[index] <= 57 {
+        while index < body.count, body[index] >= 48, body[index] <= 57, digits < 18 {
             value = value * 10 + Int(body[index] - 48)
             digits += 1
             index += 1
@@ -150,35 +232,5 @@ public enum HTTPLoadGenerator {
             mask[core / 64] |= 1 << UInt64(core % 64)
         }
         _ = mask.withUnsafeBytes { setAffinity(0, $0.count, $0.baseAddress!) }
-    }
-
-    /// The connections' outcomes, filled in by their threads.
-    final class Results: @unchecked Sendable {
-        // @unchecked: every access holds `lock`.
-        private let lock = NSLock()
-        private var outcomes: [Outcome]
-        private(set) var lastEnd = 0.0
-
-        init(count: Int) { outcomes = Array(repeating: Outcome(), count: count) }
-
-        func store(_ index: Int, _ outcome: Outcome, end: Double) {
-            lock.lock()
-            outcomes[index] = outcome
-            lastEnd = max(lastEnd, end)
-            lock.unlock()
-        }
-
-        func merged() -> Outcome {
-            lock.lock()
-            defer { lock.unlock() }
-            var total = Outcome()
-            for outcome in outcomes {
-                total.requests += outcome.requests
-                total.accepted += outcome.accepted
-                total.failures += outcome.failures
-                total.firstFailure = total.firstFailure ?? outcome.firstFailure
-            }
-            return total
-        }
     }
 }

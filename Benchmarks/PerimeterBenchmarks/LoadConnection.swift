@@ -3,7 +3,9 @@ import Foundation
 import Glibc
 #endif
 
-/// A blocking keep-alive client socket that reads `Content-Length` responses.
+/// A blocking keep-alive client socket that reads `Content-Length` responses: one request at a time, for
+/// the benchmark's few control requests (`/metrics`) and the fan-out benchmark's posts; the load itself
+/// goes through ``HTTPLoadGenerator``'s event loop.
 final class LoadConnection {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
@@ -35,30 +37,25 @@ final class LoadConnection {
         }
     }
 
-    /// Reads one response: its status and body (the body needs a `Content-Length`).
+    /// Reads one response: its status and body; `nil` when the connection fails or closes, or the response
+    /// cannot be framed (``HTTPResponseParser``: a `Content-Length` body is needed).
     func receiveResponse() -> (status: Int, body: [UInt8])? {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        var headEnd = HTTPLoadGenerator.find(separator, in: buffer[...])
-        while headEnd == nil {
-            guard fill() else { return nil }
-            headEnd = HTTPLoadGenerator.find(separator, in: buffer[...])
-        }
-        guard let headEnd else { return nil }
-        let head = String(decoding: buffer[..<headEnd], as: UTF8.self)
-        let lines = head.split(separator: "\r\n")
-        guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/1.1 "),
-              let status = Int(statusLine.dropFirst(9).prefix(3)) else { return nil }
-        var length = 0
-        for line in lines.dropFirst() where line.lowercased().hasPrefix("content-length:") {
-            length = Int(line.dropFirst(15).trimmingCharacters(in: .whitespaces)) ?? 0
-        }
-        let bodyStart = headEnd + 4
-        while buffer.count < bodyStart + length {
+        var parser = HTTPResponseParser()
+        while true {
+            if !buffer.isEmpty {
+                switch buffer.withUnsafeBytes({ parser.parse($0) }) {
+                case .complete(let response):
+                    let body = Array(buffer[response.bodyStart..<response.end])
+                    buffer.removeFirst(response.end)
+                    return (response.status, body)
+                case .malformed:
+                    return nil
+                case .incomplete:
+                    break
+                }
+            }
             guard fill() else { return nil }
         }
-        let body = Array(buffer[bodyStart..<bodyStart + length])
-        buffer.removeFirst(bodyStart + length)
-        return (status, body)
     }
 
     private func fill() -> Bool {
