@@ -10,6 +10,9 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 /// The port the daemon is bound to (useful after asking for port 0), or 0 when unknown.
 static inline uint16_t perimeter_mhd_bound_port(struct MHD_Daemon *daemon) {
@@ -109,44 +112,131 @@ static inline const char *perimeter_mhd_raw_path(struct MHD_Connection *connecti
     return (state->raw_path != NULL && state->raw_path[0] != 0) ? state->raw_path : NULL;
 }
 
-/// Starts a daemon listening on `address` (IPv4 or IPv6 literal) and `port` (0: any free port) with an
-/// internal thread pool of `threads` threads, suspend/resume enabled (for streamed responses), a
-/// per-connection idle timeout in seconds, at most `connection_limit` concurrent connections (0: the
-/// library's default, FD_SETSIZE - 4, shared by the pool's threads), and the raw request path of each
-/// request recorded for perimeter_mhd_raw_path. Returns NULL when the address is not a literal or the
-/// daemon cannot start (port in use, no permission).
-static inline struct MHD_Daemon *perimeter_mhd_start(const char *address, uint16_t port, unsigned int threads,
-                                                             unsigned int timeout_seconds, unsigned int connection_limit,
-                                                             MHD_AccessHandlerCallback handler, void *handler_context,
-                                                             MHD_RequestCompletedCallback completed,
-                                                             void *completed_context) {
+/// Fills `v4` or `v6` with `address` (an IPv4 or IPv6 literal) and `port`; returns the one filled, or
+/// NULL when `address` is not a literal. Sets `*is_v6`.
+static inline const struct sockaddr *perimeter_socket_address(const char *address, uint16_t port, struct sockaddr_in *v4,
+                                                               struct sockaddr_in6 *v6, int *is_v6) {
+    memset(v4, 0, sizeof *v4);
+    memset(v6, 0, sizeof *v6);
+    *is_v6 = 0;
+    if (inet_pton(AF_INET, address, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        return (const struct sockaddr *)v4;
+    }
+    if (inet_pton(AF_INET6, address, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        *is_v6 = 1;
+        return (const struct sockaddr *)v6;
+    }
+    return NULL;
+}
+
+/// Starts a daemon that the caller runs from its own thread (an event loop: see perimeter_mhd_loop_open):
+/// epoll, no internal thread, suspend/resume enabled, and SO_REUSEPORT on its listening socket so that
+/// several such daemons, one per loop thread, share `port` and the kernel spreads new connections over
+/// them. Otherwise as perimeter_mhd_start.
+static inline struct MHD_Daemon *perimeter_mhd_start_loop(const char *address, uint16_t port,
+                                                          unsigned int timeout_seconds, unsigned int connection_limit,
+                                                          MHD_AccessHandlerCallback handler, void *handler_context,
+                                                          MHD_RequestCompletedCallback completed,
+                                                          void *completed_context) {
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
-    const struct sockaddr *socket_address;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
-    memset(&v4, 0, sizeof v4);
-    memset(&v6, 0, sizeof v6);
-    if (inet_pton(AF_INET, address, &v4.sin_addr) == 1) {
-        v4.sin_family = AF_INET;
-        v4.sin_port = htons(port);
-        socket_address = (const struct sockaddr *)&v4;
-    } else if (inet_pton(AF_INET6, address, &v6.sin6_addr) == 1) {
-        v6.sin6_family = AF_INET6;
-        v6.sin6_port = htons(port);
-        socket_address = (const struct sockaddr *)&v6;
-        flags |= MHD_USE_IPv6;
-    } else {
-        return NULL;
-    }
+    int is_v6;
+    const struct sockaddr *socket_address = perimeter_socket_address(address, port, &v4, &v6, &is_v6);
+    if (socket_address == NULL) return NULL;
+    unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
+    if (is_v6) flags |= MHD_USE_IPv6;
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
                             MHD_OPTION_SOCK_ADDR, socket_address,
-                            MHD_OPTION_THREAD_POOL_SIZE, threads,
+                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit == 0 ? (unsigned int)(FD_SETSIZE - 4) : connection_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
                             MHD_OPTION_NOTIFY_CONNECTION, perimeter_mhd_notify_connection, (void *)NULL,
                             MHD_OPTION_URI_LOG_CALLBACK, perimeter_mhd_record_target, (void *)NULL,
                             MHD_OPTION_END);
+}
+
+/// An event loop's wait set for a daemon started with perimeter_mhd_start_loop: a new epoll instance
+/// watching the daemon's own epoll set (readable while any of its sockets is ready) and `wake_fd` (an
+/// eventfd another thread writes to end a wait). Returns the epoll descriptor, or -1.
+static inline int perimeter_mhd_loop_open(struct MHD_Daemon *daemon, int wake_fd) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    if (info == NULL) return -1;
+    int loop = epoll_create1(EPOLL_CLOEXEC);
+    if (loop < 0) return -1;
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.events = EPOLLIN;
+    event.data.fd = info->epoll_fd;
+    if (epoll_ctl(loop, EPOLL_CTL_ADD, info->epoll_fd, &event) != 0) {
+        close(loop);
+        return -1;
+    }
+    event.data.fd = wake_fd;
+    if (epoll_ctl(loop, EPOLL_CTL_ADD, wake_fd, &event) != 0) {
+        close(loop);
+        return -1;
+    }
+    return loop;
+}
+
+/// Waits until the daemon has work (a socket ready, a timeout due) or `wake_fd` is written (then
+/// drained), at most `longest_ms` milliseconds. A daemon without an internal thread has no wake-up
+/// channel of its own: a connection resumed from another thread must be followed by a write to
+/// `wake_fd`, and one resumed on the loop's thread by another MHD_run.
+static inline void perimeter_mhd_loop_wait(int loop, struct MHD_Daemon *daemon, int wake_fd, int longest_ms) {
+    MHD_UNSIGNED_LONG_LONG due = 0;
+    int wait = longest_ms;
+    if (MHD_get_timeout(daemon, &due) == MHD_YES && due < (MHD_UNSIGNED_LONG_LONG)wait) wait = (int)due;
+    struct epoll_event events[2];
+    int ready = epoll_wait(loop, events, 2, wait);
+    for (int i = 0; i < ready; i++) {
+        if (events[i].data.fd == wake_fd) {
+            uint64_t count;
+            ssize_t drained = read(wake_fd, &count, sizeof count);
+            (void)drained;
+        }
+    }
+}
+
+/// The daemon serving `connection`.
+static inline struct MHD_Daemon *perimeter_mhd_connection_daemon(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_DAEMON);
+    return info == NULL ? NULL : info->daemon;
+}
+
+/// Whether `address` (an IPv4 or IPv6 literal) and `port` can be listened on now: a plain bind, with
+/// SO_REUSEADDR as libmicrohttpd sets it, fails when any socket listens there (a daemon started with
+/// SO_REUSEPORT would not notice another server that also set it). Port 0 is always free.
+static inline int perimeter_port_is_free(const char *address, uint16_t port) {
+    struct sockaddr_in v4;
+    struct sockaddr_in6 v6;
+    int is_v6;
+    const struct sockaddr *socket_address = perimeter_socket_address(address, port, &v4, &v6, &is_v6);
+    if (socket_address == NULL) return 0;
+    if (port == 0) return 1;
+    int probe = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe < 0) return 0;
+    int on = 1;
+    (void)setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (is_v6) (void)setsockopt(probe, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+    int free = bind(probe, socket_address, is_v6 ? sizeof v6 : sizeof v4) == 0;
+    close(probe);
+    return free;
+}
+
+/// A non-blocking eventfd for waking a loop, or -1.
+static inline int perimeter_wake_open(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+/// Wakes the loop waiting on `wake_fd` (its next wait returns at once and drains it).
+static inline void perimeter_wake(int wake_fd) {
+    uint64_t one = 1;
+    ssize_t written = write(wake_fd, &one, sizeof one);
+    (void)written;
 }
 
 /// Raises this process's soft limit on open file descriptors to at least `wanted` (never above the

@@ -6,7 +6,7 @@ import Synchronization
 /// A handler registered with ``HTTPServer/init(configuration:responder:)`` receives a responder with each
 /// request and calls ``respond(_:)`` (or ``respond(building:)``) exactly once. When it answers before it
 /// returns, the response is sent at once. When it answers later — after a commit that other requests
-/// share, say — the connection is suspended in the meantime, so the pool's thread goes on serving other
+/// share, say — the connection is suspended in the meantime, so the loop's thread goes on serving other
 /// connections instead of waiting.
 ///
 /// A second answer is ignored. A request that is never answered keeps its connection until the server
@@ -23,9 +23,9 @@ public final class HTTPResponder: Sendable {
 
     let state = Mutex(State())
     /// The connection, valid while the request is in flight (`nil` for responders made by tests).
-    let connection: CHandle?
+    let connection: LoopConnection?
 
-    init(connection: CHandle?) {
+    init(connection: LoopConnection?) {
         self.connection = connection
     }
 
@@ -44,7 +44,7 @@ public final class HTTPResponder: Sendable {
             defer { s.suspended = false }
             return s.suspended
         }
-        if resume, let connection { MHD_resume_connection(connection.pointer) }
+        if resume, let connection { connection.resume() }
     }
 
     /// Whether an answer was given.
@@ -72,7 +72,7 @@ public final class HTTPResponder: Sendable {
             guard suspending, !s.taken, let connection else { return nil }
             // Suspended with the lock held, so that an answer arriving meanwhile resumes only after this.
             s.suspended = true
-            MHD_suspend_connection(connection.pointer)
+            connection.suspend()
             return nil
         }
     }

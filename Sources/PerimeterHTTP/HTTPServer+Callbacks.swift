@@ -5,7 +5,7 @@ import Glibc
 
 /// What the transport keeps for one request between libmicrohttpd's calls.
 final class RequestContext: @unchecked Sendable {
-    // Touched only by the pool thread that owns the connection.
+    // Touched only by the loop thread that serves the connection.
     var body: [UInt8] = []
     var tooLarge = false
     var fields: [String: String] = [:]
@@ -50,21 +50,27 @@ extension HTTPServer {
             uploadSize.pointee = 0
             return .YES
         }
-        // Called again after a resume (`context.responder` set), the answer has arrived.
+        // Called again with `context.responder` set: after the loop's round hook, or after a resume.
         let responder: HTTPResponder
         if let pending = context.responder {
             responder = pending
         } else {
             let request = server.makeRequest(connection, url: url, method: method, context: context)
-            responder = HTTPResponder(connection: CHandle(pointer: connection))
+            responder = HTTPResponder(connection: server.loopConnection(connection))
             context.responder = responder
             server.handler(request, responder)
             if let answer = responder.takeAnswer() { return server.queue(answer(), on: connection) }
-            // Answered later: registered before the connection is suspended, so that `stop` can answer
-            // a request whose answer never comes.
+            // Answered later: registered, so that `stop` can answer a request whose answer never comes.
+            // Not suspended yet: libmicrohttpd calls again in the loop's next turn, after the round hook,
+            // which usually answered it (a shared commit) — no suspend and resume for those. Still
+            // unanswered then, the connection is suspended below until the answer comes.
             server.register(responder)
+            return .YES
         }
-        guard let answer = responder.takeAnswerOrSuspend() else { return .YES }
+        guard let answer = responder.takeAnswerOrSuspend() else {
+            server.state.withLock { $0.suspensions += 1 }
+            return .YES
+        }
         server.unregister(responder)
         return server.queue(answer(), on: connection)
     }
@@ -147,7 +153,7 @@ extension HTTPServer {
                 perimeter_mhd_response_copying(raw.baseAddress, raw.count)
             }
         case .stream(let stream):
-            stream.attach(connection)
+            stream.attach(loopConnection(connection))
             register(stream)
             let box = Unmanaged.passRetained(StreamBox(stream: stream, server: self)).toOpaque()
             handle = MHD_create_response_from_callback(perimeter_mhd_size_unknown(), 4096, Self.contentReader, box,

@@ -5,13 +5,14 @@ extension HTTPServer {
         public var address: String
         /// The port; 0 asks the system for a free one (read it back from ``HTTPServer/port``).
         public var port: UInt16
-        /// Threads of the internal pool that serve connections (at least 1).
+        /// Event-loop threads that serve connections (at least 1): each runs its own share of the
+        /// connections (the kernel spreads new ones over the loops) and its own round hook.
         public var threads: Int
         /// Bodies larger than this many bytes are discarded and flagged ``HTTPRequest/isBodyTooLarge``.
         public var maximumBodySize: Int
         /// Seconds after which an idle connection is closed (0: never).
         public var connectionTimeout: Int
-        /// Most connections open at once (streams included), shared evenly by the pool's threads;
+        /// Most connections open at once (streams included), shared evenly by the loops;
         /// further clients wait in the listen backlog until one closes. The server raises the process's
         /// soft limit on open descriptors toward this (within the hard limit), and lowers the connection
         /// limit to what the descriptors allow.

@@ -2,8 +2,8 @@ import CMicroHTTPD
 import Foundation
 import Synchronization
 
-/// An HTTP/1.1 server on libmicrohttpd: an internal thread pool, keep-alive, streamed responses and a
-/// graceful stop. Requests are handed to one synchronous handler on the pool's threads.
+/// An HTTP/1.1 server on libmicrohttpd: a few event-loop threads, keep-alive, streamed responses and a
+/// graceful stop. Requests are handed to one handler on the loops' threads.
 ///
 /// ``HTTPRequest/path`` is the path exactly as the client sent it (still percent-encoded), so that a
 /// router can split it on `/` before decoding each segment: `/v1/fences/a%2Fb` has the two segments
@@ -20,20 +20,25 @@ import Synchronization
 /// server.stop()
 /// ```
 public final class HTTPServer: Sendable {
-    /// Handles one request; called concurrently from the pool's threads.
+    /// Handles one request; called concurrently from the loops' threads.
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
     /// Handles one request and answers it through the responder, before returning or later from any
-    /// thread; called concurrently from the pool's threads.
+    /// thread; called concurrently from the loops' threads.
     public typealias ResponderHandler = @Sendable (HTTPRequest, HTTPResponder) -> Void
 
     struct State: ~Copyable {
-        var daemon: CHandle?
-        var listenSocket: Int32 = -1
+        /// The event loops, one per thread (empty once stopped).
+        var loops: [EventLoop] = []
+        /// The listening sockets taken back from the daemons when they stopped accepting.
+        var listenSockets: [Int32] = []
+        var quiesced = false
         var inFlight = 0
         var streams: [ObjectIdentifier: HTTPStream] = [:]
         /// Requests whose connection is suspended until their handler answers.
         var waiting: [ObjectIdentifier: HTTPResponder] = [:]
         var port: UInt16 = 0
+        /// Requests whose connection was suspended to wait for their answer (for tests).
+        var suspensions = 0
     }
 
     /// The configuration the server was started with.
@@ -51,45 +56,78 @@ public final class HTTPServer: Sendable {
 
     /// Starts listening immediately; `responder` answers each request through its ``HTTPResponder``, at
     /// once or later. While an answer is pending the request's connection is suspended: it holds no
-    /// thread, so a pool of a few threads serves many requests that wait (on a shared commit, say).
+    /// thread, so a few threads serve many requests that wait (on a shared commit, say).
+    ///
+    /// Each of the ``Configuration/threads`` threads is an event loop with connections of its own: it
+    /// waits until some are ready, handles them all (a *round*), then calls `afterEachRound`, and
+    /// starts over. The hook is the place to finish work that the round's requests share — commit what
+    /// they changed once, then answer them all — before the loop goes back to its sockets. It returns
+    /// whether it answered requests: the loop then sends those answers at once (handling whatever else
+    /// is ready meanwhile) and calls the hook again, until it returns `false`.
     /// - Throws: ``HTTPServerError`` when the address is not an IP literal or the port cannot be bound.
-    public init(configuration: Configuration, responder: @escaping ResponderHandler) throws(HTTPServerError) {
+    public init(configuration: Configuration, responder: @escaping ResponderHandler,
+                afterEachRound: (@Sendable () -> Bool)? = nil) throws(HTTPServerError) {
         self.configuration = configuration
         self.handler = responder
+        let failure = HTTPServerError(
+            "cannot listen on \(configuration.address) port \(configuration.port): the address must be an IPv4 or IPv6 literal, the port free and permitted")
+        // The daemons share the port (SO_REUSEPORT), which would also let them share it with another
+        // server that set it: check first that nothing listens there.
+        guard perimeter_port_is_free(configuration.address, configuration.port) != 0 else { throw failure }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        let daemon = perimeter_mhd_start(
-            configuration.address, configuration.port, UInt32(max(1, configuration.threads)),
-            UInt32(max(0, configuration.connectionTimeout)), UInt32(Self.connectionLimit(configuration)),
-            Self.rawPathAccessHandler, context, Self.completedHandler, context)
-        guard let daemon else {
-            throw HTTPServerError(
-                "cannot listen on \(configuration.address) port \(configuration.port): the address must be an IPv4 or IPv6 literal, the port free and permitted")
+        let count = max(1, configuration.threads)
+        let limit = max(1, Self.connectionLimit(configuration) / count)
+        var port = configuration.port
+        var loops: [EventLoop] = []
+        for _ in 0..<count {
+            let daemon = perimeter_mhd_start_loop(
+                configuration.address, port, UInt32(max(0, configuration.connectionTimeout)), UInt32(limit),
+                Self.rawPathAccessHandler, context, Self.completedHandler, context)
+            guard let daemon, let loop = EventLoop(daemon: daemon) else {
+                if let daemon { MHD_stop_daemon(daemon) }
+                for loop in loops {
+                    loop.discard()
+                    MHD_stop_daemon(loop.daemon.pointer)
+                }
+                throw failure
+            }
+            if loops.isEmpty { port = perimeter_mhd_bound_port(daemon) }
+            loops.append(loop)
         }
-        let port = perimeter_mhd_bound_port(daemon)
         state.withLock {
-            $0.daemon = CHandle(pointer: daemon)
+            $0.loops = loops
             $0.port = port
+        }
+        for (index, loop) in loops.enumerated() {
+            loop.start(name: "perimeter-http-\(index)", afterEachRound: afterEachRound)
         }
     }
 
     deinit { stop(drainTimeout: 0) }
 
     /// Whether the server still accepts connections.
-    public var isRunning: Bool { state.withLock { $0.daemon != nil && $0.listenSocket < 0 } }
+    public var isRunning: Bool { state.withLock { !$0.loops.isEmpty && !$0.quiesced } }
 
     /// Requests being handled right now (streams included).
     public var inFlightRequests: Int { state.withLock { $0.inFlight } }
+
+    /// Requests whose connection was suspended until their answer came (answers given by the round
+    /// hook need none).
+    var suspensions: Int { state.withLock { $0.suspensions } }
 
     /// Stops gracefully: stops accepting connections, finishes every open stream, waits up to
     /// `drainTimeout` seconds for in-flight requests to complete, then closes every connection.
     /// Safe to call more than once.
     public func stop(drainTimeout: Double = 10) {
-        let (daemon, streams) = state.withLock { s -> (CHandle?, [HTTPStream]) in
-            guard let daemon = s.daemon else { return (nil, []) }
-            if s.listenSocket < 0 { s.listenSocket = MHD_quiesce_daemon(daemon.pointer) }
-            return (daemon, Array(s.streams.values))
+        let streams = state.withLock { s -> [HTTPStream]? in
+            guard !s.loops.isEmpty else { return nil }
+            if !s.quiesced {
+                s.quiesced = true
+                s.listenSockets = s.loops.map { MHD_quiesce_daemon($0.daemon.pointer) }
+            }
+            return Array(s.streams.values)
         }
-        guard let daemon else { return }
+        guard let streams else { return }
         for stream in streams { stream.finish() }
         let deadline = Date().addingTimeInterval(drainTimeout)
         while state.withLock({ $0.inFlight > 0 }) && Date() < deadline {
@@ -102,21 +140,22 @@ public final class HTTPServer: Sendable {
                                            bytes: Array("the server stopped before this request was answered\n".utf8)))
         }
         if state.withLock({ !$0.waiting.isEmpty }) {
-            // Let the pool's threads send those answers (the connections were resumed just now).
+            // Let the loops send those answers (the connections were resumed just now).
             let answered = Date().addingTimeInterval(1)
             while state.withLock({ !$0.waiting.isEmpty }) && Date() < answered { usleep(1_000) }
         }
-        let socket = state.withLock { s -> Int32 in
-            s.daemon = nil
-            return s.listenSocket
+        let (loops, sockets) = state.withLock { s -> ([EventLoop], [Int32]) in
+            defer { s.loops = []; s.listenSockets = [] }
+            return (s.loops, s.listenSockets)
         }
-        MHD_stop_daemon(daemon.pointer)
-        if socket >= 0 { close(socket) }
+        for loop in loops { loop.join() }
+        for loop in loops { MHD_stop_daemon(loop.daemon.pointer) }
+        for socket in sockets where socket >= 0 { close(socket) }
     }
 
     /// The connection limit handed to libmicrohttpd: the configured one, after raising the soft
     /// descriptor limit toward it, lowered to what the descriptors allow (each connection needs one,
-    /// plus a reserve for the store, listening socket and the pool's wake-up channels).
+    /// plus a reserve for the store, the listening sockets and the loops' wake-up channels).
     static func connectionLimit(_ configuration: Configuration) -> Int {
         let wanted = max(1, configuration.maximumConnections)
         let reserve = 64 + 2 * max(1, configuration.threads)
@@ -130,6 +169,13 @@ public final class HTTPServer: Sendable {
     static let rawPathAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadSize, contextSlot in
         let raw = connection.flatMap { perimeter_mhd_raw_path($0) }
         return accessHandler(cls, connection, raw ?? url, method, version, uploadData, uploadSize, contextSlot)
+    }
+
+    /// `connection` with the loop that serves it.
+    func loopConnection(_ connection: OpaquePointer) -> LoopConnection {
+        let daemon = perimeter_mhd_connection_daemon(connection)
+        let loop = state.withLock { s in s.loops.first { $0.daemon.pointer == daemon } }
+        return LoopConnection(connection: CHandle(pointer: connection), loop: loop)
     }
 
     func register(_ stream: HTTPStream) {

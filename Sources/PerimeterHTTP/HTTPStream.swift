@@ -14,7 +14,7 @@ public final class HTTPStream: Sendable {
         var finished = false
         var closed = false
         var suspended = false
-        var connection: CHandle?
+        var connection: LoopConnection?
     }
 
     let state = Mutex(State())
@@ -44,7 +44,7 @@ public final class HTTPStream: Sendable {
     ///   unsent bytes would pass ``bufferLimit`` (the bytes are dropped and the stream finishes).
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
-        let (accepted, resume) = state.withLock { s -> (Bool, CHandle?) in
+        let (accepted, resume) = state.withLock { s -> (Bool, LoopConnection?) in
             guard !s.closed, !s.finished else { return (false, nil) }
             guard s.buffer.count - s.offset + bytes.count <= bufferLimit else {
                 s.finished = true
@@ -53,17 +53,17 @@ public final class HTTPStream: Sendable {
             s.buffer.append(contentsOf: bytes)
             return (true, s.takeSuspended())
         }
-        if let resume { MHD_resume_connection(resume.pointer) }
+        if let resume { resume.resume() }
         return accepted
     }
 
     /// Ends the stream after what was written so far has been sent.
     public func finish() {
-        let resume = state.withLock { s -> CHandle? in
+        let resume = state.withLock { s -> LoopConnection? in
             s.finished = true
             return s.takeSuspended()
         }
-        if let resume { MHD_resume_connection(resume.pointer) }
+        if let resume { resume.resume() }
     }
 
     /// Whether the stream is closed or finished (writes are refused).
@@ -91,7 +91,7 @@ public final class HTTPStream: Sendable {
             if s.finished || s.closed { return Int(perimeter_mhd_end_of_stream()) }
             if let connection = s.connection {
                 s.suspended = true
-                MHD_suspend_connection(connection.pointer)
+                connection.suspend()
             }
             return 0
         }
@@ -111,13 +111,13 @@ public final class HTTPStream: Sendable {
         handler?()
     }
 
-    func attach(_ connection: OpaquePointer) {
-        state.withLock { $0.connection = CHandle(pointer: connection) }
+    func attach(_ connection: LoopConnection) {
+        state.withLock { $0.connection = connection }
     }
 }
 
 extension HTTPStream.State {
-    mutating func takeSuspended() -> CHandle? {
+    mutating func takeSuspended() -> LoopConnection? {
         guard suspended, let connection else { return nil }
         suspended = false
         return connection

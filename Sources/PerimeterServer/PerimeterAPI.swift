@@ -64,7 +64,10 @@ public final class PerimeterAPI: Sendable {
     /// updates to store, which is answered from the service's committer thread once they are stored —
     /// the caller's thread does not wait, so one commit serves every request that arrived during the
     /// one before. Same responses as ``handle(_:)``.
-    public func handle(_ request: HTTPRequest, responder: HTTPResponder) {
+    ///
+    /// `committer` is who commits for the deferred answers: the service's committer thread, or the
+    /// caller — a server whose event loops call ``GeofencingService/commitWaiting()`` after each round.
+    public func handle(_ request: HTTPRequest, responder: HTTPResponder, committer: DeferredCommitter = .serviceThread) {
         let start = DispatchTime.now().uptimeNanoseconds
         do throws(Problem) {
             let (route, method) = try admit(request)
@@ -73,7 +76,7 @@ public final class PerimeterAPI: Sendable {
                 return
             }
             let call = try prepareLocations(request)
-            service.process(call.updates) { [self] outcome in
+            service.process(call.updates, committer: committer) { [self] outcome in
                 // The response is built on the transport's thread, not the committer's.
                 responder.respond { [self] in
                     let response: HTTPResponse

@@ -128,9 +128,10 @@ public final class PerimeterServer: Sendable {
             http = try HTTPServer(
                 configuration: HTTPServer.Configuration(address: configuration.address, port: configuration.port,
                                                         threads: configuration.threads,
-                                                        maximumBodySize: apiConfiguration.maximumBodySize)) { request, responder in
-                api.handle(request, responder: responder)
-            }
+                                                        maximumBodySize: apiConfiguration.maximumBodySize),
+                responder: { request, responder in api.handle(request, responder: responder, committer: .caller) },
+                // One commit per round of each event loop answers every location post of the round.
+                afterEachRound: { service.commitWaiting() > 0 })
         } catch {
             heartbeat.withLock { $0?.cancel() }
             feeder.withLock { $0?.cancel() }

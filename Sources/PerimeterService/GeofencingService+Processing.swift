@@ -59,7 +59,11 @@ extension GeofencingService {
     /// nothing to wait for (an error before processing, nothing to store, or a durability policy that
     /// does not commit now). It must not block; hand longer work to another thread.
     /// - Complexity: as ``process(_:)-(Array)``; the completion costs O(1) of the committer's time.
-    public func process(_ batch: [LocationUpdate],
+    ///
+    /// `committer` says who commits for the completion: the service's own thread (the default), or the
+    /// caller, which then calls ``commitWaiting()`` soon (an event loop at the end of each round); the
+    /// completion then runs on that caller's thread.
+    public func process(_ batch: [LocationUpdate], committer: DeferredCommitter = .serviceThread,
                         whenStored completion: @escaping @Sendable (Result<BatchResult, GeofencingError>) -> Void) {
         let result: BatchResult, ticket: UInt64?
         do throws(GeofencingError) {
@@ -73,7 +77,7 @@ extension GeofencingService {
             completion(.success(result))
             return
         }
-        whenStored(ticket) { [self] failure in
+        whenStored(ticket, committer: committer) { [self] failure in
             notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
             completion(failure.map { .failure($0) } ?? .success(result))
         }

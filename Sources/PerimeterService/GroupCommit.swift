@@ -105,7 +105,10 @@ final class GroupCommit: @unchecked Sendable {
     /// already stored. Completions run in ticket order and must not block.
     ///
     /// `commit` is what ``commit(through:_:)`` runs; the committer thread runs it until no completion waits.
-    func whenStored(_ ticket: UInt64, commit: @escaping @Sendable () -> Outcome,
+    ///
+    /// With `commit` `nil` no thread is started: the completion waits for a caller of
+    /// ``commitWaiting(_:)`` (or the committer thread, if one runs for other completions).
+    func whenStored(_ ticket: UInt64, commit: (@Sendable () -> Outcome)?,
                     then completion: @escaping @Sendable (GeofencingError?) -> Void) {
         condition.lock()
         if durable > ticket {
@@ -117,6 +120,10 @@ final class GroupCommit: @unchecked Sendable {
         var index = waiters.endIndex
         while index > waiters.startIndex && waiters[index - 1].ticket > ticket { index -= 1 }
         waiters.insert(Waiter(ticket: ticket, completion: completion), at: index)
+        guard let commit else {
+            condition.unlock()
+            return
+        }
         let start = !committerRuns
         committerRuns = true
         condition.broadcast()
@@ -126,6 +133,30 @@ final class GroupCommit: @unchecked Sendable {
             thread.name = "perimeter-commit"
             thread.start()
         }
+    }
+
+    /// Stores the batches of every completion registered so far — running `commit` as in
+    /// ``commit(through:_:)``, or waiting for the commit at work — and calls the completions that are
+    /// then due, on the calling thread, in ticket order: for a thread that registers completions during a
+    /// round of work and settles them at its end. A commit that fails completes the calls it covered
+    /// with its error (their changes stay pending).
+    /// - Returns: how many completions were called.
+    @discardableResult
+    func commitWaiting(_ commit: () -> Outcome) -> Int {
+        condition.lock()
+        guard let target = waiters.last?.ticket else {
+            condition.unlock()
+            return 0
+        }
+        condition.unlock()
+        let error = self.commit(through: target, commit)
+        condition.lock()
+        let stored = takeWaiters(below: durable)
+        let failed = error == nil ? [] : takeWaiters(below: target &+ 1)
+        condition.unlock()
+        for waiter in stored { waiter.completion(nil) }
+        for waiter in failed { waiter.completion(error) }
+        return stored.count + failed.count
     }
 
     /// The committer thread: commits while completions wait, ends after ``committerLinger`` idle seconds.

@@ -1,5 +1,5 @@
 import Foundation
-import PerimeterHTTP
+@testable import PerimeterHTTP
 import PerimeterTestSupport
 import Synchronization
 import Testing
@@ -7,7 +7,7 @@ import Testing
 @Suite("Transport: answers given later through HTTPResponder", .serialized)
 struct ResponderTests {
     /// Requests answered later from other threads, in an order other than their arrival: each client
-    /// gets its own answer, and one pool thread serves every connection meanwhile (suspended
+    /// gets its own answer, and one loop thread serves every connection meanwhile (suspended
     /// connections hold no thread).
     @Test func laterAnswersReachTheirClients() throws {
         let pending = Mutex<[(String, HTTPResponder)]>([])
@@ -21,7 +21,7 @@ struct ResponderTests {
         defer { server.stop() }
         let clients = try (0..<6).map { _ in try TestClient(port: server.port) }
         for (k, client) in clients.enumerated() { try client.send("GET", "/later/\(k)") }
-        // Held answers do not block the single pool thread.
+        // Held answers do not block the single loop thread.
         #expect(try TestClient(port: server.port).request("GET", "/now").text == "now")
         #expect(waitUntil { pending.withLock { $0.count } == clients.count })
         let held = pending.withLock { list -> [(String, HTTPResponder)] in
@@ -46,6 +46,50 @@ struct ResponderTests {
             // The connection stays usable (keep-alive) after a later answer.
             try client.send("GET", "/now")
             #expect(try client.readResponse().text == "now")
+        }
+        #expect(server.suspensions == clients.count, "each held request waited suspended")
+    }
+
+    /// Requests that the loop's round hook answers go out without suspending their connections, round
+    /// after round, on every keep-alive connection.
+    @Test func theRoundHookAnswersWithoutSuspending() throws {
+        let held = Mutex<[HTTPResponder]>([])
+        let answeringRounds = Atomic<Int>(0)
+        let server = try HTTPServer(configuration: .init(port: 0, threads: 1), responder: { request, responder in
+            held.withLock { $0.append(responder) }
+        }, afterEachRound: {
+            let round = held.withLock { list -> [HTTPResponder] in
+                defer { list = [] }
+                return list
+            }
+            for responder in round {
+                responder.respond(HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("round".utf8)))
+            }
+            if !round.isEmpty { answeringRounds.add(1, ordering: .relaxed) }
+            return !round.isEmpty
+        })
+        defer { server.stop() }
+        let clients = try (0..<8).map { _ in try TestClient(port: server.port) }
+        for _ in 0..<3 {
+            for client in clients { try client.send("GET", "/held") }
+            for client in clients { #expect(try client.readResponse().text == "round") }
+        }
+        #expect(server.suspensions == 0)
+        #expect(answeringRounds.load(ordering: .relaxed) >= 3)
+    }
+
+    /// The loops share their port with each other only: a second server on a port in use is refused,
+    /// and the first goes on serving.
+    @Test func aPortInUseIsRefused() throws {
+        let first = try HTTPServer(configuration: .init(port: 0, threads: 2)) { _ in
+            HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("first".utf8))
+        }
+        defer { first.stop() }
+        #expect(throws: HTTPServerError.self) {
+            _ = try HTTPServer(configuration: .init(port: first.port, threads: 2)) { _ in HTTPResponse(status: 500) }
+        }
+        for _ in 0..<4 {
+            #expect(try TestClient(port: first.port).request("GET", "/").text == "first")
         }
     }
 

@@ -57,6 +57,9 @@ public final class SimulationRunner: Sendable {
 
     /// The service the updates go to.
     public let service: GeofencingService
+    /// The drives' own thread: a drive keeps its pace even while other work holds Swift's shared
+    /// threads (a drive's task keeps the runner alive, so the thread ends only after the last drive).
+    let executor = ThreadExecutor(name: "perimeter-simulations")
     /// Most simulations running at once (further starts are refused with 409).
     public let maximumRunning: Int
     /// Most ended simulations kept for ``list()``; older ones are forgotten.
@@ -74,6 +77,8 @@ public final class SimulationRunner: Sendable {
         self.keptEnded = max(0, keptEnded)
         self.onAccepted = onAccepted
     }
+
+    deinit { executor.shutdown() }
 
     /// `POST /v1/simulations`: validates `body` (see ``SimulationRequest``) and starts the drive.
     /// - Returns: the new simulation's JSON (answer it with status 201).
@@ -114,7 +119,9 @@ public final class SimulationRunner: Sendable {
             forgetOldEnded(&s)
             return id
         }
-        let task = Task.detached { [self] in await self.drive(id: id, updates: updates, timeScale: request.timeScale) }
+        let task = Task.detached(executorPreference: executor) { [self] in
+            await self.drive(id: id, updates: updates, timeScale: request.timeScale)
+        }
         return state.withLock { s in
             if s.entries[id]?.status == .running { s.entries[id]?.task = task }
             return s.entries[id].map(Self.json) ?? .null

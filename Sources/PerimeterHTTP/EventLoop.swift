@@ -1,0 +1,106 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+/// One of the server's threads: it runs one libmicrohttpd daemon (its own listening socket on the
+/// shared port, its own connections) in rounds.
+///
+/// Each round waits until a socket is ready, a timeout is due or another thread woke the loop (after
+/// resuming one of its connections), lets libmicrohttpd handle everything ready — reading requests,
+/// calling the handler, sending answers — and then calls the server's round hook
+/// (``HTTPServer/init(configuration:responder:afterEachRound:)``). The hook is where work that the
+/// round's requests share gets done once (one store commit for every location post of the round);
+/// when it answered requests, the loop hands them to libmicrohttpd at once and calls the hook again,
+/// all on this thread: no hand-off to another thread and back.
+///
+/// A daemon without an internal thread has no wake-up channel of its own, so every resume of one of
+/// its connections goes through ``LoopConnection/resume()``, which wakes the loop when called from
+/// another thread.
+final class EventLoop: @unchecked Sendable {
+    // @unchecked: `daemon` is driven by this loop's thread only, until `join()` returned; the
+    // descriptors are immutable; `stopping` is atomic and `owner` behind a mutex.
+    let daemon: CHandle
+    private let loop: Int32
+    private let wake: Int32
+    private let stopping = Atomic<Bool>(false)
+    private let owner = Mutex<pthread_t?>(nil)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Opens the wait set of `daemon`.
+    /// - Returns: `nil` when the descriptors cannot be created (out of descriptors).
+    init?(daemon: OpaquePointer) {
+        let wake = perimeter_wake_open()
+        guard wake >= 0 else { return nil }
+        let loop = perimeter_mhd_loop_open(daemon, wake)
+        guard loop >= 0 else {
+            close(wake)
+            return nil
+        }
+        self.daemon = CHandle(pointer: daemon)
+        self.loop = loop
+        self.wake = wake
+    }
+
+    /// Starts the loop's thread. `afterEachRound` returns whether it answered requests (which the loop
+    /// then sends before it waits again).
+    func start(name: String, afterEachRound: (@Sendable () -> Bool)?) {
+        let thread = Thread { [self] in
+            owner.withLock { $0 = pthread_self() }
+            run(afterEachRound)
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    private func run(_ afterEachRound: (@Sendable () -> Bool)?) {
+        while !stopping.load(ordering: .acquiring) {
+            // At most a second per wait, so that connection timeouts are checked even when idle.
+            perimeter_mhd_loop_wait(loop, daemon.pointer, wake, 1_000)
+            repeat {
+                _ = MHD_run(daemon.pointer)
+            } while afterEachRound?() == true
+        }
+    }
+
+    /// Makes the loop's current or next wait return at once; nothing to do on the loop's own thread,
+    /// which runs the daemon again before it waits.
+    func wakeUp() {
+        let onLoop = owner.withLock { owner in owner.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        if !onLoop { perimeter_wake(wake) }
+    }
+
+    /// Closes the descriptors of a loop that was never started.
+    func discard() {
+        close(loop)
+        close(wake)
+    }
+
+    /// Ends the loop after its current round and waits for its thread to end. The daemon is left as it
+    /// is, for the caller to stop.
+    func join() {
+        stopping.store(true, ordering: .releasing)
+        perimeter_wake(wake)
+        finished.wait()
+        close(loop)
+        close(wake)
+    }
+}
+
+/// A connection of one event loop: suspended on the loop's thread (from the handler or a stream's
+/// reader), resumed from any thread.
+struct LoopConnection: Sendable {
+    let connection: CHandle
+    /// The loop serving the connection (`nil` only if it could not be found).
+    let loop: EventLoop?
+
+    /// Stops libmicrohttpd from working on the connection until ``resume()``. Call on the loop's thread,
+    /// from a libmicrohttpd callback.
+    func suspend() { MHD_suspend_connection(connection.pointer) }
+
+    /// Lets libmicrohttpd work on the connection again, and wakes its loop to do so.
+    func resume() {
+        MHD_resume_connection(connection.pointer)
+        loop?.wakeUp()
+    }
+}
