@@ -79,8 +79,13 @@ public enum BenchRunner {
                 .run(engineUpdatesPerSecond: engineRate, entries: entries, exits: exits, into: &report)
         }
         if parts.contains(.http) {
-            HTTPBench(workload: workload, runs: options.smoke ? 1 : 3, duration: options.smoke ? 1 : 5, workDirectory: work,
-                      executable: executable, smoke: options.smoke).run(into: &report)
+            var http = HTTPBench(workload: workload, runs: options.smoke ? 1 : 3, duration: options.smoke ? 1 : 5, workDirectory: work,
+                                 executable: executable, smoke: options.smoke)
+            // PERIMETER_BENCH_HTTP_CONNECTIONS: connections for the trivial endpoint and single updates (16).
+            if let text = ProcessInfo.processInfo.environment["PERIMETER_BENCH_HTTP_CONNECTIONS"], let count = Int(text), count > 0 {
+                http.connections = count
+            }
+            http.run(into: &report)
         }
         if parts.contains(.fanout) { FanoutBench(smoke: options.smoke, workDirectory: work).run(into: &report) }
         if parts.contains(.load) {

@@ -9,7 +9,7 @@ import Foundation
 /// the built-in client's threads (default 1; a list such as `1,2` measures each, alternating).
 ///
 /// Figures, each with its ratio to the trivial endpoint (`GET /healthz`) measured in the same run and
-/// with the same client: single-update `POST /v1/locations` requests (16 connections), and batches of
+/// with the same client: single-update `POST /v1/locations` requests (64 connections), and batches of
 /// 1,000 updates as a JSON array and as NDJSON (4 connections). Every device's updates travel on one
 /// connection, in time order, so every update must be accepted: the check reads the server's counters
 /// (`/metrics`) before and after, and a phase with a rejected update or a non-200 answer fails.
@@ -35,8 +35,11 @@ public struct HTTPBench: Sendable {
     public var smoke: Bool
     /// Updates per batch request.
     public var batchSize = 1_000
-    /// Connections for the trivial endpoint and single updates.
-    public var connections = 16
+    /// Connections for the trivial endpoint and single updates. 64: a client that waits for each answer
+    /// sends at most connections ÷ latency requests/s, and answers wait for a commit that the requests
+    /// in flight share, so the server needs many in flight (a fleet's devices, or a gateway's pool) to
+    /// group them. The environment's `PERIMETER_BENCH_HTTP_CONNECTIONS` overrides it.
+    public var connections = 64
     /// Connections for batches (each sends one request at a time, so every device's updates stay in order).
     public var batchConnections = 4
     /// Threads of the built-in client (its connections are shared among them); the environment's

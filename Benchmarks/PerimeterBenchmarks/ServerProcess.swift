@@ -23,7 +23,9 @@ final class ServerProcess {
     /// Starts `binary serve` with `arguments` (`--port 0` is added) and waits until it prints the URL
     /// it serves, at most `timeout` seconds (loading the fences comes first).
     init(binary: String, arguments: [String], logPath: String, timeout: Double) throws(StartError) {
-        var argv = [binary, "serve", "--port", "0"] + arguments
+        // PERIMETER_BENCH_SERVE_ARGS: extra `serve` flags for experiments (e.g. "--threads 1").
+        let extra = ProcessInfo.processInfo.environment["PERIMETER_BENCH_SERVE_ARGS"]?.split(separator: " ").map(String.init) ?? []
+        var argv = [binary, "serve", "--port", "0"] + arguments + extra
         let cores = ProcessInfo.processInfo.activeProcessorCount
         if cores > 1, FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset") {
             argv = ["/usr/bin/taskset", "-c", "0-\(cores - 1)"] + argv

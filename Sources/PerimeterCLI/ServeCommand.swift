@@ -21,7 +21,9 @@ struct ServeCommand {
                              Repeatable. Without any token, no authentication (loopback only).
       --token-file FILE      Tokens, one NAME:SCOPES:SECRET per line (# comments).
       --fences FILE          Preload a GeoJSON FeatureCollection (added or replaced by id, atomically).
-      --threads N            HTTP thread pool size (default 4).
+      --threads N            HTTP event-loop threads (default 2); each serves its share of the connections.
+      --checkpoint-pages N   Let the write-ahead log grow to N pages of 4 KiB before a commit copies it into
+                             the database (default 10000: rarer, longer checkpoints; SQLite's own is 1000).
       --dwell SECONDS        Default dwell time for fences without one.
       --max-body BYTES       Largest request body (default 16777216).
       --max-batch N          Most updates per POST /v1/locations (default 10000).
@@ -43,7 +45,8 @@ struct ServeCommand {
         var configuration = ServerConfiguration(databasePath: try args.option("db") ?? "perimeter.sqlite")
         configuration.address = try args.option("bind") ?? "127.0.0.1"
         configuration.port = UInt16(try args.number("port", in: 0...65_535) ?? 8080)
-        configuration.threads = Int(try args.number("threads", in: 1...256) ?? 4)
+        configuration.threads = Int(try args.number("threads", in: 1...256) ?? 2)
+        if let pages = try args.number("checkpoint-pages", in: 1...10_000_000) { configuration.checkpointPages = Int(pages) }
         var tokens: [AccessToken] = []
         do {
             for text in try args.options("token") { tokens.append(try AccessToken(parsing: text)) }

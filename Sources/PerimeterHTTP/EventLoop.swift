@@ -23,6 +23,8 @@ final class EventLoop: @unchecked Sendable {
     private let loop: Int32
     private let wake: Int32
     private let stopping = Atomic<Bool>(false)
+    /// Whether a wake-up was written since the loop last woke (later ones need no write).
+    private let wakePending = Atomic<Bool>(false)
     private let owner = Mutex<pthread_t?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -57,6 +59,8 @@ final class EventLoop: @unchecked Sendable {
         while !stopping.load(ordering: .acquiring) {
             // At most a second per wait, so that connection timeouts are checked even when idle.
             perimeter_mhd_loop_wait(loop, daemon.pointer, wake, 1_000)
+            // Before the round: a wake-up asked for after this point writes again.
+            wakePending.store(false, ordering: .sequentiallyConsistent)
             repeat {
                 _ = MHD_run(daemon.pointer)
             } while afterEachRound?() == true
@@ -67,7 +71,8 @@ final class EventLoop: @unchecked Sendable {
     /// which runs the daemon again before it waits.
     func wakeUp() {
         let onLoop = owner.withLock { owner in owner.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
-        if !onLoop { perimeter_wake(wake) }
+        guard !onLoop, !wakePending.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        perimeter_wake(wake)
     }
 
     /// Closes the descriptors of a loop that was never started.

@@ -19,7 +19,7 @@ extension HTTPServer {
         public var maximumConnections: Int
 
         /// Creates a configuration.
-        public init(address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
+        public init(address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 2,
                     maximumBodySize: Int = 16 << 20, connectionTimeout: Int = 60, maximumConnections: Int = 4096) {
             self.address = address
             self.port = port

@@ -171,6 +171,12 @@ public final class HTTPServer: Sendable {
         return accessHandler(cls, connection, raw ?? url, method, version, uploadData, uploadSize, contextSlot)
     }
 
+    /// Makes every loop run a round now, calling its round hook (from a loop's own thread, that loop
+    /// is left alone: it runs its hook again after the current one anyway).
+    public func wakeLoops() {
+        for loop in state.withLock({ $0.loops }) { loop.wakeUp() }
+    }
+
     /// `connection` with the loop that serves it.
     func loopConnection(_ connection: OpaquePointer) -> LoopConnection {
         let daemon = perimeter_mhd_connection_daemon(connection)

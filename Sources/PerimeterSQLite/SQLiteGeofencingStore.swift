@@ -33,13 +33,21 @@ public final class SQLiteGeofencingStore: GeofencingStore {
     ///     damaged file is reported now rather than when the damaged page is read.
     ///   - lockingMode: ``LockingMode/shared`` (the default) lets others read the file meanwhile;
     ///     ``LockingMode/exclusive`` locks it until ``close()`` for cheaper commits.
+    ///   - checkpointPages: how many pages (4 KiB) the write-ahead log may hold before the commit that
+    ///     passes it copies them into the database file and syncs both (SQLite's `wal_autocheckpoint`;
+    ///     at least 1). That commit — and every caller waiting for it — takes the checkpoint's time:
+    ///     more pages mean rarer checkpoints that take longer each, and less time in checkpoints
+    ///     overall, since pages changed again and again are copied once (docs/service.md).
     /// - Throws: ``GeofencingError/Code/incompatibleStorage`` for a file that is not an SQLite database,
     ///   a database of another application, a newer schema or a damaged file (the file is left as it
     ///   was); ``GeofencingError/Code/storageFailure`` when it cannot be opened or written, or (within
     ///   about half a second for ``LockingMode/exclusive``, five seconds otherwise) when another
-    ///   connection holds it locked.
+    ///   connection holds it locked; ``GeofencingError/Code/invalidArgument`` for `checkpointPages` below 1.
     public init(path: String, synchronous: Synchronous = .normal, verifyIntegrity: Bool = true,
-                lockingMode: LockingMode = .shared) throws(GeofencingError) {
+                lockingMode: LockingMode = .shared, checkpointPages: Int = 1_000) throws(GeofencingError) {
+        guard checkpointPages >= 1 else {
+            throw GeofencingError(.invalidArgument, "checkpointPages must be at least 1 (got \(checkpointPages))")
+        }
         self.path = path
         self.lockingMode = lockingMode
         let database: Database
@@ -50,7 +58,7 @@ public final class SQLiteGeofencingStore: GeofencingStore {
         }
         do {
             try Self.prepare(database, path: path, synchronous: synchronous, verifyIntegrity: verifyIntegrity,
-                             lockingMode: lockingMode)
+                             lockingMode: lockingMode, checkpointPages: checkpointPages)
         } catch {
             database.close()
             throw error
@@ -67,7 +75,7 @@ public final class SQLiteGeofencingStore: GeofencingStore {
     }
 
     private static func prepare(_ db: Database, path: String, synchronous: Synchronous,
-                                verifyIntegrity: Bool, lockingMode: LockingMode) throws(GeofencingError) {
+                                verifyIntegrity: Bool, lockingMode: LockingMode, checkpointPages: Int) throws(GeofencingError) {
         do {
             if lockingMode == .exclusive {
                 // Before the first read: the write-ahead log is then opened with its index in heap
@@ -87,6 +95,7 @@ public final class SQLiteGeofencingStore: GeofencingStore {
             }
             try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
                                               migrations: Schema.migrations, applicationID: Schema.applicationID)
+            _ = try db.text("PRAGMA wal_autocheckpoint = \(checkpointPages)")
         } catch let error as GeofencingError {
             throw error
         } catch let error as DatabaseError {

@@ -47,7 +47,8 @@ public final class PerimeterServer: Sendable {
         do throws(GeofencingError) {
             if let path = configuration.databasePath {
                 // Exclusive: the server is the file's only user while it runs (no lock calls per commit).
-                let store = try SQLiteGeofencingStore(path: path, lockingMode: .exclusive)
+                let store = try SQLiteGeofencingStore(path: path, lockingMode: .exclusive,
+                                                      checkpointPages: configuration.checkpointPages)
                 sqliteStore = store
                 service = GeofencingService(store: store)
                 storeSize = {
@@ -141,6 +142,8 @@ public final class PerimeterServer: Sendable {
             background.shutdown()
             throw ServerError(error.message)
         }
+        // A commit that ends while other loops' answers wait (registered during it) wakes the loops.
+        service.onCompletionsWaiting { [weak http] in http?.wakeLoops() }
         do throws(WebhookError) {
             try webhooks.start()
         } catch {

@@ -107,15 +107,27 @@ public final class GeofencingService: Sendable {
         }
     }
 
-    /// Commits the changes that completions of ``process(_:committer:whenStored:)`` wait for, and runs
-    /// those completions, on this thread (waiting first if another thread's commit is at work). With
-    /// ``DeferredCommitter/caller`` this is what completes them: an event loop calls it at the end of
-    /// every round, so one commit answers every request of the round. Returns at once when none waits.
+    /// Commits every pending change and runs the completions of ``process(_:committer:whenStored:)``
+    /// that are then due, on this thread. With ``DeferredCommitter/caller`` this is what completes them:
+    /// an event loop calls it at the end of every round, so one commit answers every request of the
+    /// round — and of the rounds other loops finished meanwhile.
+    ///
+    /// Never waits for another thread: when a commit is already at work it returns 0 at once, and that
+    /// commit, when it ends with completions still waiting, calls the handler given to
+    /// ``onCompletionsWaiting(_:)`` so that their owners call again.
     /// - Returns: how many completions ran.
     /// - Complexity: one store transaction for everything pending, or none.
     @discardableResult
     public func commitWaiting() -> Int {
         groupCommit.commitWaiting { runCommit(yielding: false) }
+    }
+
+    /// Sets what to call when a commit ends while completions of ``DeferredCommitter/caller`` calls
+    /// still wait (registered during it): their owners should call ``commitWaiting()`` soon — an event
+    /// loop wakes up for a round. Called on the thread that ran the commit, outside the service's lock;
+    /// it must not block.
+    public func onCompletionsWaiting(_ handler: (@Sendable () -> Void)?) {
+        groupCommit.setNudge(handler)
     }
 
     /// One commit as the group's committer: takes every pending change, stores it without the lock,

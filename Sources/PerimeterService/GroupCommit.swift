@@ -35,7 +35,11 @@ final class GroupCommit: @unchecked Sendable {
     private struct Waiter {
         var ticket: UInt64
         var completion: @Sendable (GeofencingError?) -> Void
+        /// The commit the committer thread runs for it; `nil`: a caller of ``commitWaiting(_:)`` commits.
+        var committer: (@Sendable () -> Outcome)?
     }
+    /// Called when a commit ends while completions without a committer wait (see ``setNudge(_:)``).
+    private var nudge: (@Sendable () -> Void)?
 
     /// What a commit run did.
     struct Outcome {
@@ -119,7 +123,7 @@ final class GroupCommit: @unchecked Sendable {
         // Tickets only grow, but two callers may register out of order; keep the list sorted.
         var index = waiters.endIndex
         while index > waiters.startIndex && waiters[index - 1].ticket > ticket { index -= 1 }
-        waiters.insert(Waiter(ticket: ticket, completion: completion), at: index)
+        waiters.insert(Waiter(ticket: ticket, completion: completion, committer: commit), at: index)
         guard let commit else {
             condition.unlock()
             return
@@ -135,28 +139,34 @@ final class GroupCommit: @unchecked Sendable {
         }
     }
 
-    /// Stores the batches of every completion registered so far — running `commit` as in
-    /// ``commit(through:_:)``, or waiting for the commit at work — and calls the completions that are
-    /// then due, on the calling thread, in ticket order: for a thread that registers completions during a
-    /// round of work and settles them at its end. A commit that fails completes the calls it covered
-    /// with its error (their changes stay pending).
+    /// Commits every pending change and calls the completions that are then due, on the calling thread,
+    /// in ticket order — unless another commit is at work, in which case it returns at once: that commit
+    /// ends by calling ``nudge`` if completions registered without a committer still wait, so that their
+    /// owner calls again. For threads that register completions during a round of work and settle them
+    /// at its end, without ever waiting for each other (event loops). A commit that fails completes the
+    /// calls it covered with its error (their changes stay pending).
     /// - Returns: how many completions were called.
     @discardableResult
     func commitWaiting(_ commit: () -> Outcome) -> Int {
         condition.lock()
-        guard let target = waiters.last?.ticket else {
+        guard !committing, !waiters.isEmpty else {
             condition.unlock()
             return 0
         }
+        committing = true
         condition.unlock()
-        let error = self.commit(through: target, commit)
+        let outcome = commit()
+        let done = finish(outcome.durableBelow, completingThrough: outcome.attemptedThrough)
+        for waiter in done { waiter.completion(outcome.error) }
+        return done.count
+    }
+
+    /// Called when a commit ends while completions registered without a committer (by callers of
+    /// ``commitWaiting(_:)``) still wait; set once, before such completions are registered.
+    func setNudge(_ nudge: (@Sendable () -> Void)?) {
         condition.lock()
-        let stored = takeWaiters(below: durable)
-        let failed = error == nil ? [] : takeWaiters(below: target &+ 1)
+        self.nudge = nudge
         condition.unlock()
-        for waiter in stored { waiter.completion(nil) }
-        for waiter in failed { waiter.completion(error) }
-        return stored.count + failed.count
     }
 
     /// The committer thread: commits while completions wait, ends after ``committerLinger`` idle seconds.
@@ -213,11 +223,21 @@ final class GroupCommit: @unchecked Sendable {
         return done
     }
 
-    private func finish(_ durableBelow: UInt64?) {
+    /// Ends a commit: publishes how far the store is durable and wakes waiting callers; then, outside the
+    /// lock, nudges the owners of completions that wait without a committer.
+    /// - Returns: with `completingThrough`, the waiters the commit covered (taken; the caller completes
+    ///   them): those now stored, or after a failure those up to the last batch it tried to store.
+    @discardableResult
+    private func finish(_ durableBelow: UInt64?, completingThrough attempted: UInt64?? = nil) -> [Waiter] {
         condition.lock()
         committing = false
         if let durableBelow, durableBelow > durable { durable = durableBelow }
+        var done: [Waiter] = []
+        if let attempted { done = takeWaiters(below: durableBelow ?? attempted.map { $0 &+ 1 } ?? .max) }
+        let nudge = waiters.contains { $0.committer == nil } ? self.nudge : nil
         condition.broadcast()
         condition.unlock()
+        nudge?()
+        return done
     }
 }

@@ -35,6 +35,32 @@ struct LockingModeTests {
         return changes
     }
 
+    @Test("checkpointPages bounds the write-ahead log: a small bound keeps it small, a large one lets it grow; below 1 is refused")
+    func checkpointPagesBoundTheLog() throws {
+        let folder = TemporaryFolder()
+        var walSizes: [Int: Int] = [:]
+        for pages in [2, 10_000] {
+            let path = folder.path("state-\(pages).sqlite")
+            let store = try SQLiteGeofencingStore(path: path, lockingMode: .exclusive, checkpointPages: pages)
+            for k in 1...200 {
+                let devices = (0..<8).map { Self.device(DeviceID("d\(k)-\($0)"), time: Double(k)) }
+                try store.commit(Self.changes(devices: devices, events: [Self.event(Int64(k))], processed: UInt64(k)))
+            }
+            walSizes[pages] = ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber)?.intValue ?? 0
+            #expect(try store.load().processedUpdates == 200)
+            store.close()
+        }
+        // Checkpointed every few commits, the log is reused from its start; unbounded, it holds every commit.
+        let small = walSizes[2] ?? 0, large = walSizes[10_000] ?? 0
+        #expect(small > 0 && large > 10 * small, "log after 200 commits: \(small) bytes with 2 pages, \(large) with 10,000")
+        do {
+            _ = try SQLiteGeofencingStore(path: folder.path("bad.sqlite"), checkpointPages: 0)
+            Issue.record("checkpointPages 0 was accepted")
+        } catch {
+            #expect(error.code == .invalidArgument && error.message.contains("checkpointPages"))
+        }
+    }
+
     @Test("an exclusive store shuts out other stores until it closes, with a clear error, and leaves no -shm file")
     func exclusiveShutsOthersOut() throws {
         let folder = TemporaryFolder()
