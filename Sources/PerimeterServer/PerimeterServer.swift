@@ -25,11 +25,11 @@ public final class PerimeterServer: Sendable {
     let http: HTTPServer
     /// The SQLite store, closed after the service so that its file is free once the server stopped.
     let sqliteStore: SQLiteGeofencingStore?
-    let feeder: Mutex<Task<Void, Never>?>
+    /// Publishes the logged events to the stream clients and the metrics, from its own thread.
+    let feeder: EventFeeder
     let heartbeat: Mutex<Task<Void, Never>?>
     let stopped = Atomic<Bool>(false)
-    let feederDone = DispatchSemaphore(value: 0)
-    /// The thread the feeder and the heartbeat run on (never the shared pool: see ``ThreadExecutor``).
+    /// The thread the heartbeat runs on (never the shared pool: see ``ThreadExecutor``).
     let background = ThreadExecutor(name: "perimeter-server-background")
 
     /// Opens the store, configures the service and starts listening.
@@ -99,17 +99,16 @@ public final class PerimeterServer: Sendable {
         let api = PerimeterAPI(service: service, configuration: apiConfiguration, metrics: metrics, storeSize: storeSize,
                                webhooks: webhooks)
         self.api = api
-        let events = service.events()
         let hub = api.hub
-        let done = feederDone
         let background = self.background
-        feeder = Mutex(Task.detached(executorPreference: background) {
-            for await logged in events {
+        let feeder = EventFeeder { events in
+            for logged in events {
                 metrics.recordEvent(type: logged.event.kind.rawValue)
                 hub.publish(logged)
             }
-            done.signal()
-        })
+        }
+        self.feeder = feeder
+        service.setEventSink { feeder.append($0) }
         let interval = max(0.05, configuration.api.heartbeatInterval)
         let commitInterval = configuration.commitInterval.map { max(0.001, $0) }
         heartbeat = Mutex(Task.detached(executorPreference: background) {
@@ -135,8 +134,8 @@ public final class PerimeterServer: Sendable {
                 afterEachRound: { service.commitWaiting() > 0 })
         } catch {
             heartbeat.withLock { $0?.cancel() }
-            feeder.withLock { $0?.cancel() }
-            _ = feederDone.wait(timeout: .now() + 5)
+            service.setEventSink(nil)
+            feeder.stop()
             try? service.close()
             sqliteStore?.close()
             background.shutdown()
@@ -158,11 +157,11 @@ public final class PerimeterServer: Sendable {
         api.simulations.stopAll()
         heartbeat.withLock { $0?.cancel() }
         webhooks.stop()
-        // End the event stream before closing the service: GeofencingService.close() finishing a live
-        // stream re-enters its own lock (reported), so the stream must already be gone.
-        feeder.withLock { $0?.cancel() }
-        _ = feederDone.wait(timeout: .now() + 5)
+        // Close the service first: its last commit may log events (reorder windows released), which
+        // the feeder still publishes; then the feeder ends.
         try? service.close()
+        service.setEventSink(nil)
+        feeder.stop()
         sqliteStore?.close()
         background.shutdown()
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A task executor with one thread of its own.
 ///
-/// The server's background loops (the event feeder and the heartbeat) run their tasks here instead of on
+/// The server's background loops (the heartbeat, simulated drives) run their tasks here instead of on
 /// the shared concurrency pool, so they keep going however many pool threads other work — blocking
 /// callers, tests that wait on sockets — happens to hold. Jobs run in the order they were enqueued.
 final class ThreadExecutor: TaskExecutor, @unchecked Sendable {

@@ -31,6 +31,15 @@ extension GeofencingService {
         return stream
     }
 
+    /// Sets the one *event sink*: called with the events each call logs, in log order across all
+    /// calls and threads (a stream's order, without a task per event), while the call still holds the
+    /// service's lock — so it must be quick (hand the events to another thread) and must not call the
+    /// service. For a server that feeds its event streams from one thread of its own; `nil` removes it.
+    /// The sink stays set across ``configure(_:)`` and ``close()``.
+    public func setEventSink(_ sink: (@Sendable ([LoggedEvent]) -> Void)?) {
+        core.withLock { $0.sink = sink }
+    }
+
     /// Tells the observers, outside the lock.
     func notify(events: [LoggedEvent] = [], errors: [GeofencingError] = [],
                 consent: [(DeviceID?, Bool)] = []) {

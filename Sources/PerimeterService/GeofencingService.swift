@@ -57,6 +57,7 @@ public final class GeofencingService: Sendable {
                 fresh.batch = c.batch
                 fresh.observers = c.observers
                 fresh.streams = c.streams
+                fresh.sink = c.sink
                 fresh.nextStreamID = c.nextStreamID
                 try fresh.load(state, options: options)
                 c = fresh
@@ -160,9 +161,10 @@ public final class GeofencingService: Sendable {
             try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> [AsyncStream<LoggedEvent>.Continuation] in
                 if c.options != nil { try c.commitHoldingLock(store) }
                 let streams = Array(c.streams.values)
-                let observers = c.observers, batch = c.batch
+                let observers = c.observers, batch = c.batch, sink = c.sink
                 c = ServiceCore()
                 c.observers = observers
+                c.sink = sink
                 c.batch = batch
                 return streams
             }

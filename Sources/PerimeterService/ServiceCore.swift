@@ -66,6 +66,9 @@ struct ServiceCore {
     var observers: [any GeofencingObserver] = []
     var streams: [Int: AsyncStream<LoggedEvent>.Continuation] = [:]
     var nextStreamID = 0
+    /// Called with each call's newly logged events, in log order, under the lock (see
+    /// ``GeofencingService/setEventSink(_:)``).
+    var sink: (@Sendable ([LoggedEvent]) -> Void)?
 
     /// The options, or `notConfigured`.
     func configured() throws(GeofencingError) -> GeofencingOptions {
@@ -79,6 +82,7 @@ struct ServiceCore {
     mutating func log(_ events: [GeofenceEvent], into output: inout [LoggedEvent]) {
         guard !events.isEmpty else { return }
         output.reserveCapacity(output.count + events.count)
+        let first = output.count
         for event in events {
             lastSequence += 1
             let logged = LoggedEvent(sequence: lastSequence, event: event)
@@ -86,6 +90,7 @@ struct ServiceCore {
             output.append(logged)
             for continuation in streams.values { continuation.yield(logged) }
         }
+        sink?(Array(output[first...]))
     }
 
     // MARK: - Commit

@@ -76,3 +76,35 @@ final class SwitchedFailingStore: GeofencingStore {
         try inner.events(after: sequence, limit: limit)
     }
 }
+
+@Suite("Service: the event sink")
+struct EventSinkTests {
+    /// Calls from several threads: the sink receives every logged event once, in sequence order, and
+    /// keeps receiving after `configure` is called again; `nil` removes it.
+    @Test func theSinkSeesTheLogInOrder() throws {
+        let service = try StoredCompletionTests.service(on: InMemoryGeofencingStore())
+        let seen = Mutex<[Int64]>([])
+        service.setEventSink { events in seen.withLock { $0 += events.map(\.sequence) } }
+        let threads = 4, calls = 25
+        let done = DispatchGroup()
+        for t in 0..<threads {
+            done.enter()
+            Thread {
+                for k in 0..<calls {
+                    // Alternately inside and outside the circle: one event per call.
+                    let update = LocationUpdate(device: DeviceID("t\(t)"), time: date(Double(k)), latitude: k % 2 == 0 ? 0 : 1, longitude: 0)
+                    _ = try? service.process([update])
+                }
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        #expect(seen.withLock { $0 } == Array(1...Int64(threads * calls)))
+        try service.configure(GeofencingOptions())
+        _ = try service.process([LocationUpdate(device: "t0", time: date(100), latitude: 1, longitude: 0)])
+        #expect(seen.withLock { $0.last } == Int64(threads * calls + 1), "still set after configure")
+        service.setEventSink(nil)
+        _ = try service.process([LocationUpdate(device: "t0", time: date(101), latitude: 0, longitude: 0)])
+        #expect(seen.withLock { $0.count } == threads * calls + 1, "removed")
+    }
+}
