@@ -139,6 +139,7 @@ static inline const struct sockaddr *perimeter_socket_address(const char *addres
 /// them. Otherwise as perimeter_mhd_start.
 static inline struct MHD_Daemon *perimeter_mhd_start_loop(const char *address, uint16_t port,
                                                           unsigned int timeout_seconds, unsigned int connection_limit,
+                                                          size_t connection_memory,
                                                           MHD_AccessHandlerCallback handler, void *handler_context,
                                                           MHD_RequestCompletedCallback completed,
                                                           void *completed_context) {
@@ -152,6 +153,7 @@ static inline struct MHD_Daemon *perimeter_mhd_start_loop(const char *address, u
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
                             MHD_OPTION_SOCK_ADDR, socket_address,
                             MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit == 0 ? (unsigned int)(FD_SETSIZE - 4) : connection_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,

@@ -12,6 +12,11 @@ extension HTTPServer {
         public var maximumBodySize: Int
         /// Seconds after which an idle connection is closed (0: never).
         public var connectionTimeout: Int
+        /// Bytes of buffer per connection: the request line and headers, body chunks on their way to the
+        /// handler, the response's headers. A request whose line and headers do not fit is answered
+        /// `431`. libmicrohttpd clears the buffer for every request, so a smaller one is cheaper: 16 KiB
+        /// (libmicrohttpd's default is 32 KiB) holds any ordinary request head.
+        public var connectionMemory: Int = 16 << 10
         /// Most connections open at once (streams included), shared evenly by the loops;
         /// further clients wait in the listen backlog until one closes. The server raises the process's
         /// soft limit on open descriptors toward this (within the hard limit), and lowers the connection

@@ -82,6 +82,7 @@ public final class HTTPServer: Sendable {
         for _ in 0..<count {
             let daemon = perimeter_mhd_start_loop(
                 configuration.address, port, UInt32(max(0, configuration.connectionTimeout)), UInt32(limit),
+                max(4 << 10, configuration.connectionMemory),
                 Self.rawPathAccessHandler, context, Self.completedHandler, context)
             guard let daemon, let loop = EventLoop(daemon: daemon) else {
                 if let daemon { MHD_stop_daemon(daemon) }

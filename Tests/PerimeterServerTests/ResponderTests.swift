@@ -78,6 +78,20 @@ struct ResponderTests {
         #expect(answeringRounds.load(ordering: .relaxed) >= 3)
     }
 
+    /// A request head that fits the connection's buffer is served; one that does not is refused with
+    /// a 4xx status and the server goes on serving.
+    @Test func requestHeadsLargerThanTheBufferAreRefused() throws {
+        let server = try HTTPServer(configuration: .init(port: 0, threads: 1)) { request in
+            HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("\(request.header("x-pad")?.count ?? 0)".utf8))
+        }
+        defer { server.stop() }
+        let fits = try TestClient(port: server.port).request("GET", "/", headers: ["X-Pad": String(repeating: "a", count: 6_000)])
+        #expect(fits.status == 200 && fits.text == "6000")
+        let tooLarge = try TestClient(port: server.port).request("GET", "/", headers: ["X-Pad": String(repeating: "a", count: 40_000)])
+        #expect((400..<500).contains(tooLarge.status), "status \(tooLarge.status)")
+        #expect(try TestClient(port: server.port).request("GET", "/").status == 200)
+    }
+
     /// The loops share their port with each other only: a second server on a port in use is refused,
     /// and the first goes on serving.
     @Test func aPortInUseIsRefused() throws {
