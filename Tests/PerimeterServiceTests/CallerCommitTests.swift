@@ -39,7 +39,7 @@ struct CallerCommitTests {
     /// A failing commit completes the calls it covered with a storage failure; their changes stay
     /// pending, and the next commit stores them (nothing lost, nothing twice).
     @Test func aFailedCommitFailsTheCallsItCovered() throws {
-        let store = SwitchedFailingStore()
+        let store = PeriodicallyFailingStore(period: .max)
         let service = try StoredCompletionTests.service(on: store)
         store.failing.store(true, ordering: .relaxed)
         let outcomes = Mutex<[GeofencingError.Code?]>([])
@@ -57,23 +57,6 @@ struct CallerCommitTests {
         store.failing.store(false, ordering: .relaxed)
         try service.flush()
         #expect(try store.inner.events(after: 0, limit: 10).map(\.sequence) == [1, 2, 3])
-    }
-}
-
-/// A store whose commits fail while `failing` is set, forwarding the others to an in-memory store.
-final class SwitchedFailingStore: GeofencingStore {
-    let inner = InMemoryGeofencingStore()
-    let failing = Atomic<Bool>(false)
-
-    func load() throws -> StoredState { try inner.load() }
-
-    func commit(_ changes: StoreChanges) throws {
-        if failing.load(ordering: .relaxed) { throw CocoaError(.fileWriteOutOfSpace) }
-        try inner.commit(changes)
-    }
-
-    func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent] {
-        try inner.events(after: sequence, limit: limit)
     }
 }
 

@@ -22,11 +22,13 @@ final class SlowCountingStore: GeofencingStore {
     }
 }
 
-/// A store whose every `period`-th commit fails (slowly), forwarding the others to an in-memory store.
+/// A store whose every `period`-th commit fails (slowly), and every commit while `failing` is set,
+/// forwarding the others to an in-memory store.
 final class PeriodicallyFailingStore: GeofencingStore {
     let inner = InMemoryGeofencingStore()
     let period: Int
     let attempts = Mutex(0)
+    let failing = Atomic<Bool>(false)
 
     init(period: Int) { self.period = period }
 
@@ -35,7 +37,7 @@ final class PeriodicallyFailingStore: GeofencingStore {
     func commit(_ changes: StoreChanges) throws {
         usleep(500)
         let attempt = attempts.withLock { $0 += 1; return $0 }
-        if attempt % period == 0 { throw CocoaError(.fileWriteOutOfSpace) }
+        if attempt % period == 0 || failing.load(ordering: .relaxed) { throw CocoaError(.fileWriteOutOfSpace) }
         try inner.commit(changes)
     }
 
