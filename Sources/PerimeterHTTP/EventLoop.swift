@@ -70,8 +70,7 @@ final class EventLoop: @unchecked Sendable {
     /// Makes the loop's current or next wait return at once; nothing to do on the loop's own thread,
     /// which runs the daemon again before it waits.
     func wakeUp() {
-        let onLoop = owner.withLock { owner in owner.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
-        guard !onLoop, !wakePending.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        guard !isLoopThread, !wakePending.exchange(true, ordering: .sequentiallyConsistent) else { return }
         perimeter_wake(wake)
     }
 
@@ -81,14 +80,19 @@ final class EventLoop: @unchecked Sendable {
         close(wake)
     }
 
-    /// Ends the loop after its current round and waits for its thread to end. The daemon is left as it
-    /// is, for the caller to stop.
+    /// Ends the loop after its current round and waits for its thread to end (never call it on that
+    /// thread). The daemon is left as it is, for the caller to stop.
     func join() {
         stopping.store(true, ordering: .releasing)
         perimeter_wake(wake)
         finished.wait()
         close(loop)
         close(wake)
+    }
+
+    /// Whether the caller is this loop's thread.
+    var isLoopThread: Bool {
+        owner.withLock { owner in owner.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 }
 

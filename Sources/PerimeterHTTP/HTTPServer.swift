@@ -149,9 +149,19 @@ public final class HTTPServer: Sendable {
             defer { s.loops = []; s.listenSockets = [] }
             return (s.loops, s.listenSockets)
         }
-        for loop in loops { loop.join() }
-        for loop in loops { MHD_stop_daemon(loop.daemon.pointer) }
-        for socket in sockets where socket >= 0 { close(socket) }
+        let teardown: @Sendable () -> Void = {
+            for loop in loops { loop.join() }
+            for loop in loops { MHD_stop_daemon(loop.daemon.pointer) }
+            for socket in sockets where socket >= 0 { close(socket) }
+        }
+        if loops.contains(where: \.isLoopThread) {
+            // Stopped from one of the loops (a handler, or the server's last reference dropped there):
+            // that loop can neither wait for itself nor stop its daemon inside its own round, so the
+            // teardown finishes on another thread once the loops have ended.
+            Thread { teardown() }.start()
+        } else {
+            teardown()
+        }
     }
 
     /// The connection limit handed to libmicrohttpd: the configured one, after raising the soft

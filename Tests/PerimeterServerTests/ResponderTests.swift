@@ -92,6 +92,25 @@ struct ResponderTests {
         #expect(try TestClient(port: server.port).request("GET", "/").status == 200)
     }
 
+    /// A handler that stops its own server (on a loop's thread) neither hangs nor crashes: the stop
+    /// finishes on another thread once the loops have ended, and the port is closed afterwards.
+    @Test func aServerStoppedFromItsOwnHandlerStops() throws {
+        let box = Mutex<HTTPServer?>(nil)
+        let server = try HTTPServer(configuration: .init(port: 0, threads: 2)) { request in
+            if request.path == "/stop" { box.withLock { $0 }?.stop(drainTimeout: 0) }
+            return HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("ok".utf8))
+        }
+        box.withLock { $0 = server }
+        let port = server.port
+        #expect(try TestClient(port: port).request("GET", "/").text == "ok")
+        let client = try TestClient(port: port)
+        try client.send("GET", "/stop")
+        _ = try? client.readResponse()
+        #expect(!server.isRunning)
+        #expect(waitUntil { (try? TestClient(port: port, timeout: 1)) == nil }, "the port is closed")
+        box.withLock { $0 = nil }
+    }
+
     /// The loops share their port with each other only: a second server on a port in use is refused,
     /// and the first goes on serving.
     @Test func aPortInUseIsRefused() throws {
