@@ -61,12 +61,11 @@ public final class PerimeterAPI: Sendable {
     }
 
     /// Handles one request and answers through `responder`: at once, except `POST /v1/locations` with
-    /// updates to store, which is answered from the service's committer thread once they are stored —
-    /// the caller's thread does not wait, so one commit serves every request that arrived during the
-    /// one before. Same responses as ``handle(_:)``.
+    /// updates to store, which is answered once they are stored — the caller's thread does not wait,
+    /// so one commit serves many requests. Same responses as ``handle(_:)``.
     ///
-    /// `committer` is who commits for the deferred answers: the service's committer thread, or the
-    /// caller — a server whose event loops call ``GeofencingService/commitWaiting()`` after each round.
+    /// `committer` is who commits for those answers: the service's committer thread, or the caller —
+    /// a server whose event loops call ``GeofencingService/commitWaiting()`` after each round.
     public func handle(_ request: HTTPRequest, responder: HTTPResponder, committer: DeferredCommitter = .serviceThread) {
         let start = DispatchTime.now().uptimeNanoseconds
         do throws(Problem) {

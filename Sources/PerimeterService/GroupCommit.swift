@@ -15,7 +15,10 @@ import Foundation
 /// Callers that must not block (a server thread that serves many connections) register a completion
 /// instead with ``whenStored(_:commit:then:)``: a committer thread of this object's own, started when
 /// needed, commits for them, and a commit covers every completion registered while the one before it
-/// ran, however many there are.
+/// ran, however many there are. Callers that work in rounds (event loops) register completions without
+/// a committer (`commit: nil`) and settle them at the end of each round with ``commitWaiting(_:)``, which
+/// never waits for another thread's commit: that commit, if it ends with such completions still waiting,
+/// calls the *nudge* (``setNudge(_:)``) so that their owners come back.
 ///
 /// - Complexity: O(1) besides the commit itself; waiting callers sleep on a condition variable;
 ///   completions are called in ticket order.
@@ -35,8 +38,8 @@ final class GroupCommit: @unchecked Sendable {
     private struct Waiter {
         var ticket: UInt64
         var completion: @Sendable (GeofencingError?) -> Void
-        /// The commit the committer thread runs for it; `nil`: a caller of ``commitWaiting(_:)`` commits.
-        var committer: (@Sendable () -> Outcome)?
+        /// Whether a caller of ``commitWaiting(_:)`` commits for it (rather than the committer thread).
+        var byCaller: Bool
     }
     /// Called when a commit ends while completions without a committer wait (see ``setNudge(_:)``).
     private var nudge: (@Sendable () -> Void)?
@@ -123,7 +126,7 @@ final class GroupCommit: @unchecked Sendable {
         // Tickets only grow, but two callers may register out of order; keep the list sorted.
         var index = waiters.endIndex
         while index > waiters.startIndex && waiters[index - 1].ticket > ticket { index -= 1 }
-        waiters.insert(Waiter(ticket: ticket, completion: completion, committer: commit), at: index)
+        waiters.insert(Waiter(ticket: ticket, completion: completion, byCaller: commit == nil), at: index)
         guard let commit else {
             condition.unlock()
             return
@@ -234,7 +237,7 @@ final class GroupCommit: @unchecked Sendable {
         if let durableBelow, durableBelow > durable { durable = durableBelow }
         var done: [Waiter] = []
         if let attempted { done = takeWaiters(below: durableBelow ?? attempted.map { $0 &+ 1 } ?? .max) }
-        let nudge = waiters.contains { $0.committer == nil } ? self.nudge : nil
+        let nudge = waiters.contains(where: \.byCaller) ? self.nudge : nil
         condition.broadcast()
         condition.unlock()
         nudge?()
