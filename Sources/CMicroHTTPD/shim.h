@@ -14,12 +14,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-/// The port the daemon is bound to (useful after asking for port 0), or 0 when unknown.
-static inline uint16_t perimeter_mhd_bound_port(struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info == NULL ? 0 : info->port;
-}
-
 /// Writes the client's address as text into `buffer` (empty when unknown).
 static inline void perimeter_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -133,26 +127,55 @@ static inline const struct sockaddr *perimeter_socket_address(const char *addres
     return NULL;
 }
 
+/// A listening TCP socket on `address` (an IPv4 or IPv6 literal) and `port` (0: any free port):
+/// non-blocking, close-on-exec, SO_REUSEADDR as libmicrohttpd sets it (IPv6: IPv6 only), with the
+/// system's largest backlog. Returns the descriptor, or -1 when the address is not a literal or the
+/// port cannot be bound (in use, no permission). Shared by the daemons of perimeter_mhd_start_loop.
+static inline int perimeter_listen_socket(const char *address, uint16_t port) {
+    struct sockaddr_in v4;
+    struct sockaddr_in6 v6;
+    int is_v6;
+    const struct sockaddr *socket_address = perimeter_socket_address(address, port, &v4, &v6, &is_v6);
+    if (socket_address == NULL) return -1;
+    int fd = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    int on = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (is_v6) (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+    if (bind(fd, socket_address, is_v6 ? sizeof v6 : sizeof v4) != 0 || listen(fd, SOMAXCONN) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/// The port a socket is bound to, or 0 when unknown.
+static inline uint16_t perimeter_socket_port(int fd) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    if (getsockname(fd, (struct sockaddr *)&address, &length) != 0) return 0;
+    if (address.ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)&address)->sin_port);
+    if (address.ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)&address)->sin6_port);
+    return 0;
+}
+
 /// Starts a daemon that the caller runs from its own thread (an event loop: see perimeter_mhd_loop_open):
-/// epoll, no internal thread, suspend/resume enabled, and SO_REUSEPORT on its listening socket so that
-/// several such daemons, one per loop thread, share `port` and the kernel spreads new connections over
-/// them. Otherwise as perimeter_mhd_start.
-static inline struct MHD_Daemon *perimeter_mhd_start_loop(const char *address, uint16_t port,
+/// epoll, no internal thread, suspend/resume enabled, accepting on `listen_fd`, which several such
+/// daemons — one per loop thread — share (each loop accepts when it is ready; the others find nothing).
+/// Quiesce each daemon before stopping it: the listening socket is then left to the caller to close
+/// once. Also a per-connection idle timeout in seconds, `connection_memory` bytes of buffer per
+/// connection (libmicrohttpd clears it for every request), at most `connection_limit` concurrent
+/// connections (0: the library's default), and the raw request path of each request recorded for
+/// perimeter_mhd_raw_path. Returns NULL when the daemon cannot start.
+static inline struct MHD_Daemon *perimeter_mhd_start_loop(int listen_fd,
                                                           unsigned int timeout_seconds, unsigned int connection_limit,
                                                           size_t connection_memory,
                                                           MHD_AccessHandlerCallback handler, void *handler_context,
                                                           MHD_RequestCompletedCallback completed,
                                                           void *completed_context) {
-    struct sockaddr_in v4;
-    struct sockaddr_in6 v6;
-    int is_v6;
-    const struct sockaddr *socket_address = perimeter_socket_address(address, port, &v4, &v6, &is_v6);
-    if (socket_address == NULL) return NULL;
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
-    if (is_v6) flags |= MHD_USE_IPv6;
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
-                            MHD_OPTION_SOCK_ADDR, socket_address,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
+                            MHD_OPTION_LISTEN_SOCKET, listen_fd,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit == 0 ? (unsigned int)(FD_SETSIZE - 4) : connection_limit,
@@ -209,26 +232,6 @@ static inline void perimeter_mhd_loop_wait(int loop, struct MHD_Daemon *daemon, 
 static inline struct MHD_Daemon *perimeter_mhd_connection_daemon(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_DAEMON);
     return info == NULL ? NULL : info->daemon;
-}
-
-/// Whether `address` (an IPv4 or IPv6 literal) and `port` can be listened on now: a plain bind, with
-/// SO_REUSEADDR as libmicrohttpd sets it, fails when any socket listens there (a daemon started with
-/// SO_REUSEPORT would not notice another server that also set it). Port 0 is always free.
-static inline int perimeter_port_is_free(const char *address, uint16_t port) {
-    struct sockaddr_in v4;
-    struct sockaddr_in6 v6;
-    int is_v6;
-    const struct sockaddr *socket_address = perimeter_socket_address(address, port, &v4, &v6, &is_v6);
-    if (socket_address == NULL) return 0;
-    if (port == 0) return 1;
-    int probe = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (probe < 0) return 0;
-    int on = 1;
-    (void)setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (is_v6) (void)setsockopt(probe, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
-    int free = bind(probe, socket_address, is_v6 ? sizeof v6 : sizeof v4) == 0;
-    close(probe);
-    return free;
 }
 
 /// A non-blocking eventfd for waking a loop, or -1.

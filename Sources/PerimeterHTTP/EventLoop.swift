@@ -2,8 +2,8 @@ import CMicroHTTPD
 import Foundation
 import Synchronization
 
-/// One of the server's threads: it runs one libmicrohttpd daemon (its own listening socket on the
-/// shared port, its own connections) in rounds.
+/// One of the server's threads: it runs one libmicrohttpd daemon (accepting from the listening socket
+/// all loops share, serving the connections it accepted) in rounds.
 ///
 /// Each round waits until a socket is ready, a timeout is due or another thread woke the loop (after
 /// resuming one of its connections), lets libmicrohttpd handle everything ready — reading requests,

@@ -5,8 +5,8 @@ extension HTTPServer {
         public var address: String
         /// The port; 0 asks the system for a free one (read it back from ``HTTPServer/port``).
         public var port: UInt16
-        /// Event-loop threads that serve connections (at least 1): each runs its own share of the
-        /// connections (the kernel spreads new ones over the loops) and its own round hook.
+        /// Event-loop threads that serve connections (at least 1): each serves the connections it
+        /// accepted (a loop that is ready takes the next new one) and runs its own round hook.
         public var threads: Int
         /// Bodies larger than this many bytes are discarded and flagged ``HTTPRequest/isBodyTooLarge``.
         public var maximumBodySize: Int

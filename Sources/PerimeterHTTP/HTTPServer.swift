@@ -29,8 +29,8 @@ public final class HTTPServer: Sendable {
     struct State: ~Copyable {
         /// The event loops, one per thread (empty once stopped).
         var loops: [EventLoop] = []
-        /// The listening sockets taken back from the daemons when they stopped accepting.
-        var listenSockets: [Int32] = []
+        /// The listening socket the loops' daemons share (closed by ``stop(drainTimeout:)``, once).
+        var listenSocket: Int32 = -1
         var quiesced = false
         var inFlight = 0
         var streams: [ObjectIdentifier: HTTPStream] = [:]
@@ -71,32 +71,38 @@ public final class HTTPServer: Sendable {
         self.handler = responder
         let failure = HTTPServerError(
             "cannot listen on \(configuration.address) port \(configuration.port): the address must be an IPv4 or IPv6 literal, the port free and permitted")
-        // The daemons share the port (SO_REUSEPORT), which would also let them share it with another
-        // server that set it: check first that nothing listens there.
-        guard perimeter_port_is_free(configuration.address, configuration.port) != 0 else { throw failure }
+        // One listening socket, shared by the loops' daemons: binding it is where a port in use fails.
+        let listenSocket = perimeter_listen_socket(configuration.address, configuration.port)
+        guard listenSocket >= 0 else { throw failure }
+        let port = perimeter_socket_port(listenSocket)
         let context = Unmanaged.passUnretained(self).toOpaque()
         let count = max(1, configuration.threads)
         let limit = max(1, Self.connectionLimit(configuration) / count)
-        var port = configuration.port
         var loops: [EventLoop] = []
         for _ in 0..<count {
             let daemon = perimeter_mhd_start_loop(
-                configuration.address, port, UInt32(max(0, configuration.connectionTimeout)), UInt32(limit),
+                listenSocket, UInt32(max(0, configuration.connectionTimeout)), UInt32(limit),
                 max(4 << 10, configuration.connectionMemory),
                 Self.rawPathAccessHandler, context, Self.completedHandler, context)
             guard let daemon, let loop = EventLoop(daemon: daemon) else {
-                if let daemon { MHD_stop_daemon(daemon) }
+                // Quiesced first, so that no daemon closes the shared socket.
+                if let daemon {
+                    _ = MHD_quiesce_daemon(daemon)
+                    MHD_stop_daemon(daemon)
+                }
                 for loop in loops {
                     loop.discard()
+                    _ = MHD_quiesce_daemon(loop.daemon.pointer)
                     MHD_stop_daemon(loop.daemon.pointer)
                 }
+                close(listenSocket)
                 throw failure
             }
-            if loops.isEmpty { port = perimeter_mhd_bound_port(daemon) }
             loops.append(loop)
         }
         state.withLock {
             $0.loops = loops
+            $0.listenSocket = listenSocket
             $0.port = port
         }
         for (index, loop) in loops.enumerated() {
@@ -123,8 +129,9 @@ public final class HTTPServer: Sendable {
         let streams = state.withLock { s -> [HTTPStream]? in
             guard !s.loops.isEmpty else { return nil }
             if !s.quiesced {
+                // Each daemon stops accepting and gives the shared socket back (closed below, once).
                 s.quiesced = true
-                s.listenSockets = s.loops.map { MHD_quiesce_daemon($0.daemon.pointer) }
+                for loop in s.loops { _ = MHD_quiesce_daemon(loop.daemon.pointer) }
             }
             return Array(s.streams.values)
         }
@@ -145,14 +152,14 @@ public final class HTTPServer: Sendable {
             let answered = Date().addingTimeInterval(1)
             while state.withLock({ !$0.waiting.isEmpty }) && Date() < answered { usleep(1_000) }
         }
-        let (loops, sockets) = state.withLock { s -> ([EventLoop], [Int32]) in
-            defer { s.loops = []; s.listenSockets = [] }
-            return (s.loops, s.listenSockets)
+        let (loops, socket) = state.withLock { s -> ([EventLoop], Int32) in
+            defer { s.loops = []; s.listenSocket = -1 }
+            return (s.loops, s.listenSocket)
         }
         let teardown: @Sendable () -> Void = {
             for loop in loops { loop.join() }
             for loop in loops { MHD_stop_daemon(loop.daemon.pointer) }
-            for socket in sockets where socket >= 0 { close(socket) }
+            if socket >= 0 { close(socket) }
         }
         if loops.contains(where: \.isLoopThread) {
             // Stopped from one of the loops (a handler, or the server's last reference dropped there):

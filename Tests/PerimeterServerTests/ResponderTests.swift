@@ -111,8 +111,26 @@ struct ResponderTests {
         box.withLock { $0 = nil }
     }
 
-    /// The loops share their port with each other only: a second server on a port in use is refused,
-    /// and the first goes on serving.
+    /// Servers started on port 0 side by side get ports of their own, and each answers only for itself
+    /// on every connection (daemons that let the system pick a port with `SO_REUSEPORT` set could be
+    /// given the same port and share each other's connections).
+    @Test func serversOnFreePortsDoNotShareConnections() throws {
+        let servers = try (0..<8).map { k in
+            try HTTPServer(configuration: .init(port: 0, threads: 2)) { _ in
+                HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("server \(k)".utf8))
+            }
+        }
+        defer { for server in servers { server.stop() } }
+        #expect(Set(servers.map(\.port)).count == servers.count)
+        for (k, server) in servers.enumerated() {
+            for _ in 0..<4 {
+                #expect(try TestClient(port: server.port).request("GET", "/").text == "server \(k)")
+            }
+        }
+    }
+
+    /// The loops share one listening socket: a second server on a port in use is refused, and the first
+    /// goes on serving on all of its loops.
     @Test func aPortInUseIsRefused() throws {
         let first = try HTTPServer(configuration: .init(port: 0, threads: 2)) { _ in
             HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("first".utf8))
