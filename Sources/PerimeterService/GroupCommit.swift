@@ -53,6 +53,10 @@ final class GroupCommit: @unchecked Sendable {
         /// When the commit failed: the last batch whose changes it tried to store (their changes are
         /// pending again, for the next commit).
         var attemptedThrough: UInt64?
+
+        /// The waiters whose ticket is below this are settled by the commit: stored, or after a
+        /// failure given its error.
+        var settledBelow: UInt64 { durableBelow ?? attemptedThrough.map { $0 &+ 1 } ?? .max }
     }
 
     /// How long the committer thread waits for more work before it ends (a later completion starts a
@@ -159,7 +163,7 @@ final class GroupCommit: @unchecked Sendable {
         committing = true
         condition.unlock()
         let outcome = commit()
-        let done = finish(outcome.durableBelow, completingThrough: outcome.attemptedThrough)
+        let done = finish(outcome.durableBelow, takingWaitersBelow: outcome.settledBelow)
         for waiter in done { waiter.completion(outcome.error) }
         return done.count
     }
@@ -204,11 +208,10 @@ final class GroupCommit: @unchecked Sendable {
                 committing = true
                 condition.unlock()
                 let outcome = commit()
-                finish(outcome.durableBelow)
-                condition.lock()
-                error = outcome.error
                 // A failed commit completes the waiters whose changes it tried to store, with its error.
-                done = takeWaiters(below: outcome.durableBelow ?? outcome.attemptedThrough.map { $0 &+ 1 } ?? .max)
+                done = finish(outcome.durableBelow, takingWaitersBelow: outcome.settledBelow)
+                error = outcome.error
+                condition.lock()
             }
             condition.unlock()
             for waiter in done { waiter.completion(error) }
@@ -228,15 +231,13 @@ final class GroupCommit: @unchecked Sendable {
 
     /// Ends a commit: publishes how far the store is durable and wakes waiting callers; then, outside the
     /// lock, nudges the owners of completions that wait without a committer.
-    /// - Returns: with `completingThrough`, the waiters the commit covered (taken; the caller completes
-    ///   them): those now stored, or after a failure those up to the last batch it tried to store.
+    /// - Returns: the waiters below `limit`, taken (the caller completes them); none without a limit.
     @discardableResult
-    private func finish(_ durableBelow: UInt64?, completingThrough attempted: UInt64?? = nil) -> [Waiter] {
+    private func finish(_ durableBelow: UInt64?, takingWaitersBelow limit: UInt64? = nil) -> [Waiter] {
         condition.lock()
         committing = false
         if let durableBelow, durableBelow > durable { durable = durableBelow }
-        var done: [Waiter] = []
-        if let attempted { done = takeWaiters(below: durableBelow ?? attempted.map { $0 &+ 1 } ?? .max) }
+        let done = limit.map(takeWaiters(below:)) ?? []
         let nudge = waiters.contains(where: \.byCaller) ? self.nudge : nil
         condition.broadcast()
         condition.unlock()
