@@ -22,8 +22,8 @@ struct ServeCommand {
       --token-file FILE      Tokens, one NAME:SCOPES:SECRET per line (# comments).
       --fences FILE          Preload a GeoJSON FeatureCollection (added or replaced by id, atomically).
       --threads N            HTTP event-loop threads (default 2); each serves its share of the connections.
-      --checkpoint-pages N   Let the write-ahead log grow to N pages of 4 KiB before a commit copies it into
-                             the database (default 10000: rarer, longer checkpoints; SQLite's own is 1000).
+      --checkpoint-pages N   Let the write-ahead log grow to N pages (1 KiB; 4 KiB in older store files)
+                             before a commit copies it into the database (default 10000; SQLite's own is 1000).
       --dwell SECONDS        Default dwell time for fences without one.
       --max-body BYTES       Largest request body (default 16777216).
       --max-batch N          Most updates per POST /v1/locations (default 10000).

@@ -39,10 +39,16 @@ extension Database {
     /// `applicationID` and the new version, all in one transaction.
     ///
     /// The caller has already checked that the file belongs to it and is not newer than `migrations`.
+    /// - Parameter newFilePageSize: the page size in bytes for a file that has no schema yet (a power of
+    ///   two from 512 to 65,536). A file's page size is fixed once its first page is written (SQLite
+    ///   cannot change it in write-ahead-log mode), so existing files keep theirs.
     /// - Throws: ``GeofencingError/Code/storageFailure`` when the file system cannot do write-ahead
     ///   logging; `DatabaseError` for anything SQLite refuses.
     func useWriteAheadLogAndMigrate(path: String, synchronous: SQLiteGeofencingStore.Synchronous, from version: Int64,
-                                    migrations: [String], applicationID: Int64) throws {
+                                    migrations: [String], applicationID: Int64, newFilePageSize: Int? = nil) throws {
+        if let newFilePageSize {
+            try execute("PRAGMA page_size = \(newFilePageSize)")
+        }
         let mode = try text("PRAGMA journal_mode = WAL") ?? ""
         guard mode.lowercased() == "wal" else {
             throw GeofencingError(.storageFailure, "\(path) cannot use write-ahead logging (journal mode is \(mode)); put it on a local file system")

@@ -33,7 +33,8 @@ public final class SQLiteGeofencingStore: GeofencingStore {
     ///     damaged file is reported now rather than when the damaged page is read.
     ///   - lockingMode: ``LockingMode/shared`` (the default) lets others read the file meanwhile;
     ///     ``LockingMode/exclusive`` locks it until ``close()`` for cheaper commits.
-    ///   - checkpointPages: how many pages (4 KiB) the write-ahead log may hold before the commit that
+    ///   - checkpointPages: how many pages (1 KiB in a file this version creates, 4 KiB in older files)
+    ///     the write-ahead log may hold before the commit that
     ///     passes it copies them into the database file and syncs both (SQLite's `wal_autocheckpoint`;
     ///     at least 1). That commit — and every caller waiting for it — takes the checkpoint's time:
     ///     more pages mean rarer checkpoints that take longer each, and less time in checkpoints
@@ -94,7 +95,8 @@ public final class SQLiteGeofencingStore: GeofencingStore {
                 }
             }
             try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
-                                              migrations: Schema.migrations, applicationID: Schema.applicationID)
+                                              migrations: Schema.migrations, applicationID: Schema.applicationID,
+                                              newFilePageSize: tables == 0 ? Schema.pageSize : nil)
             _ = try db.text("PRAGMA wal_autocheckpoint = \(checkpointPages)")
         } catch let error as GeofencingError {
             throw error

@@ -12,10 +12,11 @@ public struct ServerConfiguration: Sendable {
     public var threads: Int
     /// Pages the store's write-ahead log may hold before a commit checkpoints it (see
     /// `SQLiteGeofencingStore.init(path:synchronous:verifyIntegrity:lockingMode:checkpointPages:)`).
-    /// The server's default, 10,000 (≈ 40 MiB of log), checkpoints a tenth as often as SQLite's
-    /// 1,000: under a steady stream of single updates that took throughput from ≈ 18 k to ≈ 19 k
-    /// requests/s and p99 latency from ≈ 21 ms to ≈ 7 ms, while the longest answer, the one that
-    /// waits for a checkpoint, grew from ≈ 30 ms to ≈ 120–150 ms (docs/benchmarks.md).
+    /// The server's default, 10,000 (≈ 10 MiB of log with the 1 KiB pages of a new store), checkpoints
+    /// a tenth as often as SQLite's 1,000: under a steady stream of single updates from 64
+    /// connections, 1,000 pages gave ≈ 16–19 k requests/s with p99 latency ≈ 175–300 ms, 10,000 pages
+    /// ≈ 22 k/s with p99 ≈ 26–33 ms; 40,000 pages were slower again (≈ 15 k/s): a long log is slow to
+    /// write and to sync (docs/server.md, "Durability").
     public var checkpointPages: Int
     /// Limits, tokens, heartbeats.
     public var api: APIConfiguration

@@ -151,6 +151,43 @@ struct MigrationTests {
         db.close()
     }
 
+    /// The page size recorded in an SQLite file's header (bytes 16–17, big-endian; 1 means 65,536).
+    static func headerPageSize(_ path: String) throws -> Int {
+        let header = try #require(FileManager.default.contents(atPath: path)?.prefix(18))
+        let size = Int(header[header.startIndex + 16]) << 8 | Int(header[header.startIndex + 17])
+        return size == 1 ? 65_536 : size
+    }
+
+    @Test("a new store file has 1 KiB pages; a file made with 4 KiB pages keeps them, migrates and takes commits")
+    func pageSize() throws {
+        let folder = TemporaryFolder()
+        let fresh = folder.path("fresh.sqlite")
+        try SQLiteGeofencingStore(path: fresh).close()
+        #expect(try Self.headerPageSize(fresh) == Schema.pageSize)
+        #expect(Schema.pageSize == 1024)
+        let webhooks = folder.path("fresh.webhooks")
+        try SQLiteWebhookStore(path: webhooks).close()
+        #expect(try Self.headerPageSize(webhooks) == 4096, "the webhook store keeps SQLite's default")
+
+        let old = folder.path("v2.sqlite")
+        let options = DetectionEngine.DeviceOptionSnapshot(pending: [], dwellRepeats: [], anchor: nil, lastSequence: 6)
+        try Self.writeVersion2(old, options: OptionStateCodec.encode(options: options, stream: nil))
+        #expect(try Self.headerPageSize(old) == 4096)
+        for mode in [SQLiteGeofencingStore.LockingMode.shared, .exclusive] {
+            let store = try SQLiteGeofencingStore(path: old, lockingMode: mode)
+            var changes = StoreChanges()
+            changes.devices = [DeviceChange(snapshot: DetectionEngine.DeviceSnapshot(
+                device: DeviceID("new-\(mode)"), lastTime: 2000, lastCoordinate: Coordinate(latitude: 1, longitude: 1),
+                updateCount: 1, memberships: []), presenceChanged: false)]
+            try store.commit(changes)
+            store.close()
+        }
+        #expect(try Self.headerPageSize(old) == 4096)
+        let reopened = try SQLiteGeofencingStore(path: old)
+        #expect(try reopened.load().devices.map(\.device).suffix(2) == ["new-shared", "new-exclusive"])
+        reopened.close()
+    }
+
     @Test("damaged option state is refused as incompatible storage, naming the device")
     func damagedOptionState() throws {
         let folder = TemporaryFolder()
