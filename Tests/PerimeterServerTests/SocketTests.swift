@@ -49,6 +49,25 @@ struct SocketTests {
         #expect(throws: (any Error).self) { _ = try TestClient(port: server.port).request("GET", "/") }
     }
 
+    @Test func anIdleKeepAliveConnectionIsClosedAtTheTimeoutAndTheClientOpensANewOne() throws {
+        let server = try HTTPServer(configuration: .init(port: 0, threads: 2, connectionTimeout: 1)) { request in
+            HTTPResponse(status: 200, contentType: "text/plain", bytes: Array(request.path.utf8))
+        }
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+        #expect(try client.request("GET", "/first").text == "/first")
+        #expect(!client.closedByServer)
+        var waited = 0
+        while !client.closedByServer && waited < 100 {  // the server closes it after 1 s idle
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(client.closedByServer, "the server kept an idle connection open for \(waited * 50) ms")
+        #expect(waited >= 10, "closed after \(waited * 50) ms, before the 1 s timeout")
+        #expect(try client.request("GET", "/second").text == "/second")
+        #expect(client.reconnections == 1)
+    }
+
     @Test func refusesPublicAddressWithoutToken() {
         #expect(throws: ServerError.self) {
             _ = try PerimeterServer(configuration: ServerConfiguration(address: "0.0.0.0", port: 0))

@@ -14,11 +14,21 @@ final class TestClient {
 
     enum Failure: Error, Equatable { case connect, closed, timeout, malformed(String) }
 
-    let fd: Int32
+    let port: UInt16
+    let timeout: Int
+    private(set) var fd: Int32
     var buffer: [UInt8] = []
+    /// How many times a keep-alive connection that the server had closed was replaced.
+    private(set) var reconnections = 0
 
     init(port: UInt16, timeout: Int = 10) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.port = port
+        self.timeout = timeout
+        fd = try Self.connect(port: port, timeout: timeout)
+    }
+
+    static func connect(port: UInt16, timeout: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -26,17 +36,36 @@ final class TestClient {
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         if result != 0 {
             close(fd)
             throw Failure.connect
         }
+        return fd
+    }
+
+    /// Whether the server has closed this idle connection: readable at end of stream, with nothing
+    /// unread. A keep-alive connection may be closed by the server once idle for its timeout (60 s)
+    /// — a test suspended that long on a busy machine meets one — and an HTTP client then opens a
+    /// new connection for its next request, as this one does.
+    var closedByServer: Bool {
+        guard buffer.isEmpty else { return false }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, 0) == 1 else { return false }
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0
     }
 
     deinit { close(fd) }
 
+    /// Sends a request; first replaces the connection if the server closed it while it was idle.
     func send(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) throws {
+        if closedByServer {
+            close(fd)
+            fd = try Self.connect(port: port, timeout: timeout)
+            reconnections += 1
+        }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
