@@ -145,7 +145,7 @@ extension DetectionEngine {
     public var engineState: EngineState {
         var additions: [FenceID: Int64] = [:]
         for (slot, sequence) in fenceAddedAt {
-            if let fence = fences[slot: slot] { additions[fence.id] = Int64(sequence) }
+            if let fence = fences.id(ofSlot: slot) { additions[fence] = Int64(sequence) }
         }
         return EngineState(acceptedSequence: Int64(acceptedSequence), arrivals: arrivals, fenceAdditions: additions)
     }
@@ -172,15 +172,15 @@ extension DetectionEngine {
     func optionSnapshot(_ o: DeviceOptionsState) -> DeviceOptionSnapshot {
         var pending: [PendingTransitionSnapshot] = []
         for p in o.pending {
-            guard let fence = fences[slot: p.slot] else { continue }  // removed: inert, dropped
-            pending.append(PendingTransitionSnapshot(fence: fence.id, toInside: p.toInside, since: p.since,
+            guard let fence = fences.id(ofSlot: p.slot) else { continue }  // removed: inert, dropped
+            pending.append(PendingTransitionSnapshot(fence: fence, toInside: p.toInside, since: p.since,
                                                      observedAt: p.observedAt, coordinate: p.coordinate,
                                                      sequence: p.sequence))
         }
         var repeats: [DwellRepeatSnapshot] = []
         for (slot, entry) in o.dwellRepeats {
-            guard let fence = fences[slot: slot] else { continue }
-            repeats.append(DwellRepeatSnapshot(fence: fence.id, visitSequence: entry.visit, count: entry.count))
+            guard let fence = fences.id(ofSlot: slot) else { continue }
+            repeats.append(DwellRepeatSnapshot(fence: fence, visitSequence: entry.visit, count: entry.count))
         }
         repeats.sort { $0.fence < $1.fence }
         let anchor = o.anchor.map { FixSnapshot(time: $0.time, coordinate: $0.coordinate, accuracy: $0.accuracy) }

@@ -384,7 +384,7 @@ extension DetectionEngine {
         case .cross: statistics.crosses += 1
         case .inside: statistics.insides += 1
         }
-        var event = makeEvent(kind, fence: fence, device: state, membership: m, time: time, coordinate: coordinate,
+        var event = makeEvent(kind, fence: fence.id, device: state, membership: m, time: time, coordinate: coordinate,
                               extra: extra)
         event.timeInside = timeInside
         event.observedAt = Date(timeIntervalSince1970: observedAt ?? time)

@@ -101,8 +101,8 @@ extension DetectionEngine {
         var memberships: [MembershipSnapshot] = []
         memberships.reserveCapacity(state.inside.count)
         for m in state.inside {
-            guard let fence = fences[slot: m.slot] else { continue }
-            memberships.append(MembershipSnapshot(fence: fence.id, entryTime: m.entryTime,
+            guard let fence = fences.id(ofSlot: m.slot) else { continue }
+            memberships.append(MembershipSnapshot(fence: fence, entryTime: m.entryTime,
                                                   visitSequence: m.visitSequence, hasDwelled: m.hasDwelled))
         }
         memberships.sort { $0.fence < $1.fence }
@@ -163,7 +163,7 @@ extension DetectionEngine {
             }
             state.inside.sort { $0.slot < $1.slot }
             for i in state.inside.indices.dropFirst() where state.inside[i].slot == state.inside[i - 1].slot {
-                let id = fences[slot: state.inside[i].slot]?.id.rawValue ?? "?"
+                let id = fences.id(ofSlot: state.inside[i].slot)?.rawValue ?? "?"
                 throw .inconsistent(device: snapshot.device, reason: "inside fence \(id) twice")
             }
             if usesOptions {

@@ -263,7 +263,7 @@ public struct DetectionEngine: Sendable {
             }
             devices[deviceIndex].inside[m].hasDwelled = true
             if fence.events.contains(.dwell), !isExpired(fence, at: dueTime) {
-                due.append(makeEvent(.dwell, fence: fence, device: devices[deviceIndex],
+                due.append(makeEvent(.dwell, fence: fence.id, device: devices[deviceIndex],
                                      membership: devices[deviceIndex].inside[m], time: dueTime,
                                      coordinate: devices[deviceIndex].lastCoordinate))
             }
@@ -338,7 +338,7 @@ public struct DetectionEngine: Sendable {
                 // Removed or expired fences drop their presence silently.
                 let traits = fences.traits(ofSlot: m.slot)
                 guard traits.exists, t < traits.expiry else { continue }
-                if traits.events.contains(.exit), let fence = fences[slot: m.slot] {
+                if traits.events.contains(.exit), let fence = fences.id(ofSlot: m.slot) {
                     statistics.exits += 1
                     var event = makeEvent(.exit, fence: fence, device: state, membership: m, time: t,
                                           coordinate: coordinate)
@@ -355,7 +355,7 @@ public struct DetectionEngine: Sendable {
                     timers.push(DwellTimer(due: t + dwell, device: deviceSlot, slot: new,
                                            visitSequence: m.visitSequence))
                 }
-                if traits.events.contains(.entry), let fence = fences[slot: new] {
+                if traits.events.contains(.entry), let fence = fences.id(ofSlot: new) {
                     statistics.entries += 1
                     entries.append(makeEvent(.entry, fence: fence, device: state, membership: m, time: t,
                                              coordinate: coordinate))
@@ -403,7 +403,7 @@ public struct DetectionEngine: Sendable {
             let due = state.inside[i].entryTime + dwell
             guard due <= t else { continue }
             state.inside[i].hasDwelled = true
-            if traits.events.contains(.dwell), due < traits.expiry, let fence = fences[slot: state.inside[i].slot] {
+            if traits.events.contains(.dwell), due < traits.expiry, let fence = fences.id(ofSlot: state.inside[i].slot) {
                 dwells.append(makeEvent(.dwell, fence: fence, device: state, membership: state.inside[i],
                                         time: due, coordinate: coordinate))
             }
@@ -443,14 +443,14 @@ public struct DetectionEngine: Sendable {
         return hash.hex
     }
 
-    func makeEvent(_ kind: GeofenceEventKind, fence: Fence, device: DeviceState, membership m: Membership,
+    func makeEvent(_ kind: GeofenceEventKind, fence: FenceID, device: DeviceState, membership m: Membership,
                    time: Double, coordinate: Coordinate, extra: UInt64? = nil) -> GeofenceEvent {
-        let visit = visitID(device: device.id, fence: fence.id, membership: m)
+        let visit = visitID(device: device.id, fence: fence, membership: m)
         var hash = StableHash()
         hash.combine(visit)
         hash.combine(kind.rawValue)
         if let extra { hash.combine(extra) }  // repeated dwells and level events: one id per occurrence
-        return GeofenceEvent(id: hash.hex, visitID: visit, kind: kind, fence: fence.id, device: device.id,
+        return GeofenceEvent(id: hash.hex, visitID: visit, kind: kind, fence: fence, device: device.id,
                              time: Date(timeIntervalSince1970: time), coordinate: coordinate)
     }
 

@@ -58,6 +58,13 @@ public struct FenceSet: Sendable {
         slot >= 0 && Int(slot) < slots.count ? slots[Int(slot)] : nil
     }
 
+    /// The id of the fence in `slot`, or `nil` when that slot was emptied (or never existed).
+    /// - Complexity: O(1); copies the id alone, where ``subscript(slot:)`` copies the whole fence (its
+    ///   region, properties and strings, each retained).
+    public func id(ofSlot slot: Slot) -> FenceID? {
+        slot >= 0 && Int(slot) < slots.count ? slots[Int(slot)]?.id : nil
+    }
+
     /// The hot settings of the fence in `slot`; ``SlotTraits/empty`` for an emptied or unknown slot.
     /// - Complexity: O(1), copies 32 bytes (no reference counting), unlike ``subscript(slot:)``.
     @inlinable
