@@ -5,7 +5,7 @@ import PerimeterSQLite
 import Synchronization
 
 /// The whole server: a ``GeofencingService`` on an SQLite store (or in memory), the REST API, the SSE
-/// hub fed by the service's event stream, heartbeats, the webhook dispatcher (its own SQLite file
+/// hub fed by the service's event sink (``EventFeeder``), heartbeats, the webhook dispatcher (its own SQLite file
 /// `<db>.webhooks`, or in memory), simulated drives, the map page, and the HTTP transport.
 ///
 /// ```swift

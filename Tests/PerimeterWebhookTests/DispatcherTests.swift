@@ -49,6 +49,27 @@ private func verify(_ receiver: LoopbackReceiver, expected: [LoggedEvent], allow
 
 @Suite("WebhookDispatcher against a real loopback receiver", .serialized)
 struct DispatcherTests {
+    @Test("logged events wake an idle worker at once, not at its next poll; a stopped dispatcher no longer observes")
+    func loggedEventsWakeIdleWorkers() throws {
+        let receiver = try LoopbackReceiver()
+        defer { receiver.stop() }
+        let service = try makeService()
+        var slow = configuration()
+        slow.idlePollInterval = 60
+        let dispatcher = try WebhookDispatcher(service: service, store: InMemoryWebhookStore(), configuration: slow)
+        try dispatcher.start()
+        _ = try dispatcher.register(url: receiver.url, secret: secret)
+        Thread.sleep(forTimeInterval: 0.3)  // the worker has found the log empty and sleeps for 60 s
+        let events = try drive(service, device: "d1", visits: 1, start: 0)
+        #expect(events.count == 2)
+        #expect(eventually(10) { receiver.delivered.count >= 2 }, "delivered only \(receiver.delivered.count) of 2 within 10 s")
+        try verify(receiver, expected: events)
+        dispatcher.stop()
+        _ = try drive(service, device: "d1", visits: 1, start: 100)
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(receiver.delivered.count == 2)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func deliversEveryEventInOrderThroughFailures(kind: StoreKind) throws {
         let folder = TemporaryFolder()

@@ -5,7 +5,7 @@ import Synchronization
 /// Delivers the service's durable event log to registered webhooks: one worker thread per webhook reads
 /// the log after the webhook's persisted cursor, in sequence order, and POSTs each matching event as a
 /// signed CloudEvent, retrying with exponential backoff and full jitter for the retry window, then
-/// dead-lettering it. Workers wake on the service's event stream (and poll the log as a safety net).
+/// dead-lettering it. Workers wake when the service logs events (an observer) and poll the log as a safety net.
 ///
 /// Guarantee (docs/webhooks.md): at-least-once, in log order per webhook. The cursor is persisted after
 /// every acknowledged (2xx) event, before the next one is sent, so a crash or restart re-sends at
@@ -28,9 +28,22 @@ public final class WebhookDispatcher: Sendable {
 
     struct Lifecycle {
         var running = false
-        var wakeTask: Task<Void, Never>?
-        /// Signalled when the wake task has left the event stream (its registration is removed then).
-        var wakeTaskEnded: DispatchSemaphore?
+        /// Registered with the service while running.
+        var wakeObserver: WakeObserver?
+    }
+
+    /// Wakes the workers when the service logs events. An observer, called on the thread that
+    /// processed the update once the service's lock is released: no task and no thread hop per event
+    /// (a stream subscription cost each logged event a task resume on Swift's pool, even with no
+    /// webhook registered).
+    final class WakeObserver: GeofencingObserver {
+        weak let dispatcher: WebhookDispatcher?
+        init(_ dispatcher: WebhookDispatcher) { self.dispatcher = dispatcher }
+        func onEntry(_ event: LoggedEvent) { dispatcher?.wakeAll() }
+        func onDwell(_ event: LoggedEvent) { dispatcher?.wakeAll() }
+        func onExit(_ event: LoggedEvent) { dispatcher?.wakeAll() }
+        func onCross(_ event: LoggedEvent) { dispatcher?.wakeAll() }
+        func onInside(_ event: LoggedEvent) { dispatcher?.wakeAll() }
     }
 
     /// Creates a dispatcher (not started).
@@ -62,7 +75,7 @@ public final class WebhookDispatcher: Sendable {
     /// Whether ``start()`` was called and ``stop()`` was not.
     public var isRunning: Bool { lifecycle.withLock { $0.running } }
 
-    /// Starts one worker per stored webhook and subscribes to the service's event stream (idempotent).
+    /// Starts one worker per stored webhook and registers with the service as an observer, to wake them when events are logged (idempotent).
     /// - Throws: ``WebhookError/Code/storageFailure`` when the store cannot be read.
     public func start() throws(WebhookError) {
         let stored = try store.webhooks()
@@ -73,34 +86,21 @@ public final class WebhookDispatcher: Sendable {
         }
         guard started else { return }
         for webhook in stored { startWorker(webhook) }
-        let stream = service.events(bufferingPolicy: .bufferingNewest(1))
-        let ended = DispatchSemaphore(value: 0)
-        let task = Task.detached { [weak self] in
-            defer { ended.signal() }
-            for await _ in stream {
-                guard let self else { return }
-                self.wakeAll()
-            }
-        }
-        lifecycle.withLock {
-            $0.wakeTask = task
-            $0.wakeTaskEnded = ended
-        }
+        let observer = WakeObserver(self)
+        lifecycle.withLock { $0.wakeObserver = observer }
+        service.addObserver(observer)
     }
 
     /// Stops every worker and waits for them: an attempt in flight finishes first (bounded by the
-    /// timeouts) and its outcome is saved; the subscription to the service's event stream ends too.
+    /// timeouts) and its outcome is saved; the dispatcher stops observing the service before returning.
     /// Delivery resumes from the store on the next ``start()``.
     public func stop() {
-        let (task, ended) = lifecycle.withLock { l -> (Task<Void, Never>?, DispatchSemaphore?) in
+        let observer = lifecycle.withLock { l -> WakeObserver? in
             l.running = false
-            defer { l.wakeTask = nil; l.wakeTaskEnded = nil }
-            return (l.wakeTask, l.wakeTaskEnded)
+            defer { l.wakeObserver = nil }
+            return l.wakeObserver
         }
-        task?.cancel()
-        // Leave the service's event stream before returning, so closing the service right after is
-        // safe. Bounded: the task may be waiting for a thread of the concurrency pool.
-        _ = ended?.wait(timeout: .now() + 2)
+        if let observer { service.removeObserver(observer) }
         let all = workers.withLock { w -> [WebhookWorker] in
             defer { w.removeAll() }
             return Array(w.values)
