@@ -24,6 +24,8 @@ struct ResponderTests {
         // Held answers do not block the single loop thread.
         #expect(try TestClient(port: server.port).request("GET", "/now").text == "now")
         #expect(waitUntil { pending.withLock { $0.count } == clients.count })
+        // Unanswered after their round, each held request is suspended (once) until its answer comes.
+        #expect(waitUntil { server.suspensions == clients.count }, "\(server.suspensions) of \(clients.count) suspended")
         let held = pending.withLock { list -> [(String, HTTPResponder)] in
             defer { list = [] }
             return list
@@ -47,7 +49,7 @@ struct ResponderTests {
             try client.send("GET", "/now")
             #expect(try client.readResponse().text == "now")
         }
-        #expect(server.suspensions == clients.count, "each held request waited suspended")
+        #expect(server.suspensions == clients.count, "each held request was suspended once")
     }
 
     /// Requests that the loop's round hook answers go out without suspending their connections, round
