@@ -57,7 +57,8 @@ struct CrashTests {
 
     /// Runs the driver to the end, or — with `killAt` — kills it with SIGKILL as soon as it reports
     /// having handed `killAt` updates to the service (it is then somewhere in the next batches: the
-    /// kill lands mid-stream whatever the machine's speed). Returns `nil` output when killed.
+    /// kill lands mid-stream whatever the machine's speed). Returns `nil` output when killed; throws
+    /// when the driver fails. It blocks until the driver ends: call it through ``offThePool(_:)``.
     static func run(_ driver: URL, folder: TemporaryFolder, database: String, options: Bool = false,
                     exclusive: Bool = false, killAt: Int? = nil) throws -> String? {
         let process = Process()
@@ -90,8 +91,14 @@ struct CrashTests {
         let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         if process.terminationReason == .uncaughtSignal { return nil }
-        #expect(process.terminationStatus == 0, "driver failed: \(problems)")
+        guard process.terminationStatus == 0 else {
+            throw DriverFailure(description: "driver failed with status \(process.terminationStatus): \(problems)")
+        }
         return String(decoding: text, as: UTF8.self)
+    }
+
+    struct DriverFailure: Error, CustomStringConvertible {
+        var description: String
     }
 
     /// The event ids of a driver's output, in log order.
@@ -101,7 +108,7 @@ struct CrashTests {
 
     @Test("kill -9 at random points, restart, finish: the event log equals an uninterrupted run",
           arguments: [(7 as UInt64, false, false), (8, true, false), (9, false, true)])
-    func killAndResume(seed: UInt64, options: Bool, exclusive: Bool) throws {
+    func killAndResume(seed: UInt64, options: Bool, exclusive: Bool) async throws {
         guard let driver = Self.driver else {
             Issue.record("perimeter-service-crash was not found next to the test bundle (\(Bundle.main.bundleURL.path))")
             return
@@ -109,7 +116,9 @@ struct CrashTests {
         let folder = TemporaryFolder()
         let count = options ? 6000 : 12000  // the options run only needs to show that their state survives
         try Self.writeScenario(in: folder, seed: seed, updates: count)
-        let reference = try #require(try Self.run(driver, folder: folder, database: "reference.sqlite", options: options))
+        let reference = try #require(try await offThePool {
+            try Self.run(driver, folder: folder, database: "reference.sqlite", options: options)
+        })
         let expected = Self.eventIDs(reference)
         #expect(expected.count > 50)
         #expect(Set(expected).count == expected.count)
@@ -122,8 +131,11 @@ struct CrashTests {
             // Each run is killed after streaming 2–14 % of the updates past where it resumed, so the six
             // together cannot finish the stream.
             reached = min(count - 1, reached + Int(Double(count) * Double.random(in: 0.02...0.14, using: &rng)))
-            if try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options, exclusive: exclusive,
-                            killAt: reached) == nil {
+            let target = reached
+            if try await offThePool({
+                try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options, exclusive: exclusive,
+                             killAt: target)
+            }) == nil {
                 killed += 1
             }
             if FileManager.default.fileExists(atPath: folder.path("crashed.sqlite")) {
@@ -136,8 +148,9 @@ struct CrashTests {
         #expect(killed == 6, "every run should have been killed mid-stream (killed \(killed) of 6)")
         let midway = Set(progress.filter { $0 > 0 && $0 < UInt64(count) })
         #expect(midway.count >= 3, "kills should land at different points of the stream: \(progress)")
-        let final = try #require(try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options,
-                                              exclusive: exclusive))
+        let final = try #require(try await offThePool {
+            try Self.run(driver, folder: folder, database: "crashed.sqlite", options: options, exclusive: exclusive)
+        })
         let actual = Self.eventIDs(final)
         #expect(actual.count == expected.count)
         #expect(actual == expected)

@@ -518,16 +518,7 @@ final class BrowserSession: @unchecked Sendable {
     /// pool: the server's event feeder needs the pool's few threads to reach the page meanwhile.
     func wait(_ expression: String, timeout: Double = 30) async throws {
         let command: JSONValue = ["cmd": "wait", "expr": .string(expression), "timeout": .double(timeout)]
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            DispatchQueue.global().async {
-                do {
-                    try self.send(command)
-                    done.resume()
-                } catch {
-                    done.resume(throwing: error)
-                }
-            }
-        }
+        _ = try await offThePool { try self.send(command) }
     }
 
     func screenshot(_ path: String) throws { try send(["cmd": "screenshot", "path": .string(path)]) }

@@ -1,6 +1,7 @@
 import Foundation
 import PerimeterServer
 import PerimeterService
+import PerimeterTestSupport
 import Testing
 
 /// schemathesis (PyPI; `make server-test-deps`) against /openapi.json: no 5xx, every response conforms to
@@ -35,13 +36,11 @@ struct SchemathesisTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        // Wait off the concurrency pool: the server's event feeders need its few threads meanwhile.
-        let report = await withCheckedContinuation { (done: CheckedContinuation<Data, Never>) in
-            DispatchQueue.global().async {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                done.resume(returning: data)
-            }
+        // Wait off the concurrency pool: other tests and their servers need its few threads meanwhile.
+        let report = try await offThePool {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
         }
         let text = String(decoding: report, as: UTF8.self)
         #expect(process.terminationStatus == 0, "schemathesis failed:\n\(text.suffix(6000))")
