@@ -236,7 +236,7 @@ public struct HTTPBench: Sendable {
             case .trivial:
                 report.add(Self.section, phase.subject + suffix, requests, "requests/s",
                            note: "\(connections) keep-alive connections; \(marked ? "the yardstick of this client's rows" : "the yardstick"); \(runsText)",
-                           reference: !marked)
+                           reference: !marked, comparedToReference: !marked)
             case .single:
                 report.add(Self.section, phase.subject + suffix, updates, "updates/s",
                            note: String(format: "%.2f× %@; %d connections; goal ≥ 20,000/s; %@",

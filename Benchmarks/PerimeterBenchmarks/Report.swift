@@ -19,6 +19,9 @@ public struct Report: Sendable {
         public var note: String
         /// Whether this is the Perimeter figure that ratios in its section refer to.
         public var isReference: Bool
+        /// Whether a ratio to the section's reference means something: `false` for a second yardstick
+        /// (the same endpoint measured by another client), whose rows have ratios of their own.
+        public var isComparedToReference = true
     }
 
     /// One agreement check.
@@ -64,9 +67,11 @@ public struct Report: Sendable {
 
     /// Records a figure.
     public mutating func add(_ section: String, _ subject: String, _ value: Double, _ unit: String,
-                             higherIsBetter: Bool = true, note: String = "", reference: Bool = false) {
+                             higherIsBetter: Bool = true, note: String = "", reference: Bool = false,
+                             comparedToReference: Bool = true) {
         figures.append(Figure(section: section, subject: subject, value: value, unit: unit,
-                              higherIsBetter: higherIsBetter, note: note, isReference: reference))
+                              higherIsBetter: higherIsBetter, note: note, isReference: reference,
+                              isComparedToReference: comparedToReference))
     }
 
     /// Records a check, printing it at once.
@@ -88,7 +93,8 @@ public struct Report: Sendable {
 
     /// Perimeter's advantage over `figure` (>1: Perimeter is better), if the section has a reference.
     public func ratio(of figure: Figure) -> Double? {
-        guard let r = reference(of: figure.section, unit: figure.unit), !figure.isReference, figure.value > 0, r.value > 0 else { return nil }
+        guard figure.isComparedToReference, let r = reference(of: figure.section, unit: figure.unit), !figure.isReference,
+              figure.value > 0, r.value > 0 else { return nil }
         return figure.higherIsBetter ? r.value / figure.value : figure.value / r.value
     }
 
@@ -128,7 +134,9 @@ public struct Report: Sendable {
         for section in sections {
             md += "## \(section)\n\n| subject | value | Perimeter's advantage | note |\n|---|---:|---:|---|\n"
             for f in figures where f.section == section {
-                let ratio = f.isReference ? "reference" : ratio(of: f).map { Self.format($0) + "×" } ?? ""
+                let ratio = f.isReference ? "reference"
+                    : !f.isComparedToReference ? "a reference of its own"
+                    : ratio(of: f).map { Self.format($0) + "×" } ?? ""
                 md += "| \(f.subject) | \(Self.format(f.value)) \(f.unit) | \(ratio) | \(f.note) |\n"
             }
             md += "\n"
