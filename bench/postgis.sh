@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Starts or stops the benchmark's private PostgreSQL 15 + PostGIS cluster under bench/work/pg, listening only
-# on a Unix socket in bench/work/pgsock and on 127.0.0.1:$BENCH_PG_PORT (default 54329), run as the `postgres`
-# user (PostgreSQL refuses root), trust authentication (loopback only, throwaway data).
-#   bench/postgis.sh start [CORE]   # pins the server to CPU CORE (default 1); prints the port on its last line
-#   bench/postgis.sh stop
+# Starts or stops the benchmark's private PostgreSQL 15 + PostGIS cluster under WORK/pg (WORK: the
+# benchmark's work folder, bench/work by default, as perimeter-bench --work), listening only on a Unix
+# socket in WORK/pgsock and on 127.0.0.1:$BENCH_PG_PORT (default 54329), run as the `postgres` user
+# (PostgreSQL refuses root), trust authentication (loopback only, throwaway data).
+#   bench/postgis.sh start [CORE [WORK]]   # pins the server to CPU CORE (default 1); prints the port last
+#   bench/postgis.sh stop [WORK]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-work="$here/work"; data="$work/pg"; sock="$work/pgsock"; port="${BENCH_PG_PORT:-54329}"
+case "${1:-}" in
+start) work="${3:-$here/work}" ;;
+*) work="${2:-$here/work}" ;;
+esac
+mkdir -p "$work"; work="$(cd "$work" && pwd)"
+data="$work/pg"; sock="$work/pgsock"; port="${BENCH_PG_PORT:-54329}"
 bin=/usr/lib/postgresql/15/bin
 as_pg() { if [[ $(id -un) == postgres ]]; then "$@"; else runuser -u postgres -- "$@"; fi; }
 

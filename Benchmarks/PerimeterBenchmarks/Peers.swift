@@ -145,11 +145,12 @@ public enum PostGISPeer {
         guard FileManager.default.fileExists(atPath: "/usr/share/postgresql/15/extension/postgis.control") else {
             report.note("PostGIS skipped: postgresql-15-postgis-3 is not installed (run `make bench-deps`)"); return
         }
-        let start = ChildProcess.run(["bash", script.path, "start", String(context.core)])
+        let work = context.workDirectory.path
+        let start = ChildProcess.run(["bash", script.path, "start", String(context.core), work])
         guard start.status == 0, let port = start.output.split(separator: "\n").last.map(String.init) else {
             report.note("PostGIS skipped: the cluster did not start (bash bench/postgis.sh start: status \(start.status))"); return
         }
-        defer { _ = ChildProcess.run(["bash", script.path, "stop"]) }
+        defer { _ = ChildProcess.run(["bash", script.path, "stop", work]) }
         let points = min(context.slowPeerPoints ?? context.devices.count, context.devices.count)
         let pairFile = context.workDirectory.appendingPathComponent("postgis_pairs.bin")
         let subFile = context.workDirectory.appendingPathComponent("postgis_sub_pairs.bin")
