@@ -106,10 +106,12 @@ extension DetectionEngine {
                                                   visitSequence: m.visitSequence, hasDwelled: m.hasDwelled))
         }
         memberships.sort { $0.fence < $1.fence }
+        // Closures, not `.map(optionSnapshot)`: a method used as a function value captures a copy of
+        // the whole engine (every array and table retained and released), once per snapshot.
         return DeviceSnapshot(device: state.id, lastTime: state.lastTime, lastCoordinate: state.lastCoordinate,
                               updateCount: state.updateCount, memberships: memberships,
-                              options: optionStates[slot].map(optionSnapshot),
-                              stream: streamStates[slot].map(streamSnapshot))
+                              options: optionStates[slot].map { optionSnapshot($0) },
+                              stream: streamStates[slot].map { streamSnapshot($0) })
     }
 
     /// Loads device states (and the engine-wide state they refer to) into a fresh engine — one that has
