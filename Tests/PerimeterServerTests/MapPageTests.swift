@@ -515,7 +515,7 @@ final class BrowserSession: @unchecked Sendable {
     func eval(_ expression: String) throws -> JSONValue? { try send(["cmd": "eval", "expr": .string(expression)]) }
 
     /// Waits in the browser for `expression` to be true. The blocking read runs off the concurrency
-    /// pool: the server's event feeder needs the pool's few threads to reach the page meanwhile.
+    /// pool (`offThePool`), which the other tests need meanwhile.
     func wait(_ expression: String, timeout: Double = 30) async throws {
         let command: JSONValue = ["cmd": "wait", "expr": .string(expression), "timeout": .double(timeout)]
         _ = try await offThePool { try self.send(command) }

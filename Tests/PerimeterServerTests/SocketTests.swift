@@ -4,6 +4,7 @@ import PerimeterHTTP
 import PerimeterServer
 import PerimeterService
 import PerimeterSQLite
+import PerimeterTestSupport
 import Testing
 
 @Suite("Over a real loopback socket", .serialized)
@@ -57,13 +58,11 @@ struct SocketTests {
         let client = try TestClient(port: server.port)
         #expect(try client.request("GET", "/first").text == "/first")
         #expect(!client.closedByServer)
-        var waited = 0
-        while !client.closedByServer && waited < 100 {  // the server closes it after 1 s idle
-            usleep(50_000)
-            waited += 1
-        }
-        #expect(client.closedByServer, "the server kept an idle connection open for \(waited * 50) ms")
-        #expect(waited >= 10, "closed after \(waited * 50) ms, before the 1 s timeout")
+        let idleSince = Date()
+        let closed = waitUntil(seconds: 5) { client.closedByServer }  // the server closes it after 1 s idle
+        let idle = Date().timeIntervalSince(idleSince)
+        #expect(closed, "the server kept an idle connection open for \(idle) s")
+        #expect(idle >= 0.5, "closed after \(idle) s, before the 1 s timeout")
         #expect(try client.request("GET", "/second").text == "/second")
         #expect(client.reconnections == 1)
     }
