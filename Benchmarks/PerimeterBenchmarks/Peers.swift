@@ -4,7 +4,7 @@ import Foundation
 public struct PeerContext: Sendable {
     /// Folder holding fences.bin, fences_wkt.tsv, circles.csv, points.bin.
     public var dataDirectory: URL
-    /// Scratch folder (bench/work): compiled refgrid, venv, PostGIS cluster.
+    /// Scratch folder (bench/work): compiled refgrid, exchange files, PostGIS cluster.
     public var workDirectory: URL
     /// Folder of the peer scripts (bench/).
     public var scriptDirectory: URL
@@ -26,6 +26,12 @@ public struct PeerContext: Sendable {
     public var circlePairs: PairList
     /// Device of each fix.
     public var devices: [UInt32]
+
+    /// The interpreter of the project's virtual environment (`.venv` beside `bench/`, made by `make deps`),
+    /// which holds Shapely, NumPy and psycopg2.
+    public var python: URL {
+        scriptDirectory.standardizedFileURL.deletingLastPathComponent().appendingPathComponent(".venv/bin/python")
+    }
 
     /// Creates a context.
     public init(dataDirectory: URL, workDirectory: URL, scriptDirectory: URL, sharedDirectory: URL?, runs: Int,
@@ -97,14 +103,14 @@ public enum RefgridPeer {
 }
 
 /// Shapely 2 (GEOS): STRtree + prepared `contains`, per point and bulk, via bench/shapely_peer.py in the
-/// private venv bench/work/venv.
+/// project's virtual environment (``PeerContext/python``).
 public enum ShapelyPeer {
     /// Runs the Shapely driver; adds its figures and checks.
     public static func run(_ context: PeerContext, into report: inout Report) {
-        let python = context.workDirectory.appendingPathComponent("venv/bin/python")
+        let python = context.python
         guard FileManager.default.isExecutableFile(atPath: python.path),
               ChildProcess.run([python.path, "-c", "import shapely, numpy"]).status == 0 else {
-            report.note("Shapely skipped: no venv with shapely at \(python.path) (run `make bench-deps`)"); return
+            report.note("Shapely skipped: no virtual environment with shapely at \(python.path) (run `make deps`)"); return
         }
         let pairFile = context.workDirectory.appendingPathComponent("shapely_pairs.bin")
         let perPoint = context.slowPeerPoints ?? context.devices.count
@@ -136,11 +142,11 @@ public enum ShapelyPeer {
 public enum PostGISPeer {
     /// Starts the cluster, runs the driver, stops the cluster; adds figures and checks.
     public static func run(_ context: PeerContext, into report: inout Report) {
-        let python = context.workDirectory.appendingPathComponent("venv/bin/python")
+        let python = context.python
         let script = context.scriptDirectory.appendingPathComponent("postgis.sh")
         guard FileManager.default.isExecutableFile(atPath: python.path),
               ChildProcess.run([python.path, "-c", "import psycopg2"]).status == 0 else {
-            report.note("PostGIS skipped: no venv with psycopg2 at \(python.path) (run `make bench-deps`)"); return
+            report.note("PostGIS skipped: no virtual environment with psycopg2 at \(python.path) (run `make deps`)"); return
         }
         guard FileManager.default.fileExists(atPath: "/usr/share/postgresql/15/extension/postgis.control") else {
             report.note("PostGIS skipped: postgresql-15-postgis-3 is not installed (run `make bench-deps`)"); return

@@ -146,7 +146,7 @@ struct DemoServer {
             info("Stopping the server (--exit-after-drive).")
             return 0
         }
-        info("Still serving \(url) — Ctrl-C or SIGTERM stops.")
+        info("Serving the map at \(url); Ctrl-C to stop.")
         signals.wait()
         info("Stopping the server.")
         return 0

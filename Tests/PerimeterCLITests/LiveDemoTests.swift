@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import PerimeterTestSupport
 @testable import PerimeterCLI
 #if canImport(Glibc)
 import Glibc
@@ -103,6 +104,41 @@ struct LiveDemoTests {
         let path = try #require(mapLine.range(of: "(database ").map { String(mapLine[$0.upperBound...].prefix { $0 != "," }) })
         #expect(path.hasSuffix("demo.sqlite"))
         #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test("the real executable: after the drive its last line says where the map is served and how to stop; SIGINT stops it")
+    func servesOnUntilInterrupted() async throws {
+        let executable = try #require(perimeterExecutable(), "perimeter executable not built next to the tests")
+        let database = try temporaryDirectory().appendingPathComponent("demo.sqlite").path
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["demo", "--serve", "--port", "0", "--db", database, "--time-scale", "10000"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // Read until the serving line, give SIGINT, then read to the end; all off Swift's pool.
+        let text = try await offThePool { () -> String in
+            var text = ""
+            let reader = output.fileHandleForReading
+            while !text.contains("Ctrl-C to stop.\n") {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            process.interrupt()
+            text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text
+        }
+        #expect(process.terminationStatus == 0, "\(text)")
+        let lines = text.split(separator: "\n").map(String.init)
+        let port = try #require(lines.first { $0.hasPrefix("Map: http://127.0.0.1:") }.flatMap { line in
+            line.dropFirst("Map: http://127.0.0.1:".count).split(separator: "/").first.map(String.init) })
+        let serving = try #require(lines.firstIndex { $0.hasPrefix("Serving the map at") }, "\(text)")
+        #expect(lines[serving] == "Serving the map at http://127.0.0.1:\(port)/; Ctrl-C to stop.")
+        #expect(lines[(serving + 1)...] == ["Stopping the server."], "nothing after the serving line but the stop")
     }
 
     @Test("server options need --serve; --svg and --export do not go with it; bad values are refused", arguments: [

@@ -448,7 +448,7 @@ final class BrowserSession: @unchecked Sendable {
     /// Whether chromium and python3-websocket are installed; prints why the browser test is skipped.
     static let isAvailable: Bool = {
         guard FileManager.default.isExecutableFile(atPath: python) else {
-            print("note: MapPageBrowserTests skipped: \(python) is missing (apt-get install python3 python3-websocket chromium)")
+            print("note: MapPageBrowserTests skipped: \(python) is missing (run `make deps`: it installs python3-websocket and chromium)")
             return false
         }
         let process = Process()
@@ -464,7 +464,7 @@ final class BrowserSession: @unchecked Sendable {
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         if process.terminationStatus != 0 {
-            print("note: MapPageBrowserTests skipped: \(text.trimmingCharacters(in: .whitespacesAndNewlines)) (scripts/deps.sh installs them)")
+            print("note: MapPageBrowserTests skipped: \(text.trimmingCharacters(in: .whitespacesAndNewlines)) (run `make deps`: it installs them)")
             return false
         }
         return true

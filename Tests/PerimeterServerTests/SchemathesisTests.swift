@@ -4,17 +4,20 @@ import PerimeterService
 import PerimeterTestSupport
 import Testing
 
-/// schemathesis (PyPI; `make server-test-deps`) against /openapi.json: no 5xx, every response conforms to
-/// the document (status, content type, headers, body schema), authentication enforced. Skipped when
-/// schemathesis is not installed.
+/// schemathesis (PyPI) against /openapi.json: no 5xx, every response conforms to the document (status,
+/// content type, headers, body schema), authentication enforced. `make deps` (which `make test` runs
+/// first) installs schemathesis into the project's `.venv`; the test is skipped only when neither that
+/// nor `PATH` has it.
 @Suite("schemathesis against /openapi.json")
 struct SchemathesisTests {
     static let executable: String? = {
+        let venv = Fixtures.repositoryRoot.appendingPathComponent(".venv/bin").path
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        return path.split(separator: ":").map { "\($0)/schemathesis" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return ([venv] + path.split(separator: ":").map(String.init)).map { "\($0)/schemathesis" }
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 
-    @Test(.enabled(if: executable != nil, "schemathesis is not installed (make server-test-deps)"))
+    @Test(.enabled(if: executable != nil, "schemathesis is not installed: run `make deps` (it makes .venv with it)"))
     func conformsToItsOpenAPIDocument() async throws {
         let secret = "schemathesis-secret"
         let server = try PerimeterServer(configuration: ServerConfiguration(
