@@ -30,11 +30,11 @@ final class DemoEventPrinter: GeofencingObserver {
     /// The demo device's events so far, in log order.
     var events: [GeofenceEvent] { kept.withLock { $0 } }
 
-    func onEntry(_ event: LoggedEvent) { show(event) }
-    func onDwell(_ event: LoggedEvent) { show(event) }
-    func onExit(_ event: LoggedEvent) { show(event) }
-    func onCross(_ event: LoggedEvent) { show(event) }
-    func onInside(_ event: LoggedEvent) { show(event) }
+    func onEntry(_ event: GeofencingEvent) { show(event) }
+    func onDwell(_ event: GeofencingEvent) { show(event) }
+    func onExit(_ event: GeofencingEvent) { show(event) }
+    func onCross(_ event: GeofencingEvent) { show(event) }
+    func onInside(_ event: GeofencingEvent) { show(event) }
 
     /// A rejected update of the demo device is worth a line on standard error (it changes the events).
     func onError(_ error: GeofencingError) {
@@ -42,7 +42,7 @@ final class DemoEventPrinter: GeofencingObserver {
         console.complain("demo: an update of \(device) was rejected: \(error.message)")
     }
 
-    private func show(_ logged: LoggedEvent) {
+    private func show(_ logged: GeofencingEvent) {
         let event = logged.event
         if event.device == device {
             // Keep and print under one lock, so the kept order is the printed order.

@@ -82,7 +82,7 @@ extension SQLiteGeofencingStore {
     /// Up to `limit` events after `sequence`, in sequence order.
     ///
     /// - Complexity: O(log n + limit).
-    public func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent] {
+    public func events(after sequence: Int64, limit: Int) throws -> [GeofencingEvent] {
         do {
             return try connection.withLock { connection throws in
                 let statement = try connection.db.statement(literal: """
@@ -92,7 +92,7 @@ extension SQLiteGeofencingStore {
                     """)
                 statement.bind(sequence, at: 1)
                 statement.bind(Int64(max(0, limit)), at: 2)
-                var result: [LoggedEvent] = []
+                var result: [GeofencingEvent] = []
                 while try statement.step() {
                     let kindText = statement.string(3)
                     guard let kind = GeofenceEventKind(rawValue: kindText) else {
@@ -109,7 +109,7 @@ extension SQLiteGeofencingStore {
                         coordinate: Coordinate(latitude: statement.double(7), longitude: statement.double(8)),
                         timeInside: statement.optionalDouble(9),
                         observedAt: Date(timeIntervalSinceReferenceDate: statement.double(10)), reason: reason)
-                    result.append(LoggedEvent(sequence: statement.int64(0), event: event))
+                    result.append(GeofencingEvent(sequence: statement.int64(0), event: event))
                 }
                 return result
             }

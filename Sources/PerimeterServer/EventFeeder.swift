@@ -12,15 +12,15 @@ import PerimeterService
 final class EventFeeder: @unchecked Sendable {
     // @unchecked: `queue` and `stopping` are only touched with `condition`'s lock held.
     private let condition = NSCondition()
-    private var queue: [LoggedEvent] = []
+    private var queue: [GeofencingEvent] = []
     private var stopping = false
     private let finished = DispatchSemaphore(value: 0)
     /// How long events gather after the first one before they are published.
     let coalescing: TimeInterval
-    private let publish: @Sendable ([LoggedEvent]) -> Void
+    private let publish: @Sendable ([GeofencingEvent]) -> Void
 
     /// Starts the feeder thread; `publish` gets the events in log order, on that thread.
-    init(coalescing: TimeInterval = 0.001, publish: @escaping @Sendable ([LoggedEvent]) -> Void) {
+    init(coalescing: TimeInterval = 0.001, publish: @escaping @Sendable ([GeofencingEvent]) -> Void) {
         self.coalescing = coalescing
         self.publish = publish
         let thread = Thread { [self] in run() }
@@ -30,7 +30,7 @@ final class EventFeeder: @unchecked Sendable {
 
     /// Queues `events` (in log order after those queued before).
     /// - Complexity: amortised O(`events.count`); a thread wake-up only when the queue was empty.
-    func append(_ events: [LoggedEvent]) {
+    func append(_ events: [GeofencingEvent]) {
         condition.lock()
         let wake = queue.isEmpty
         queue.append(contentsOf: events)

@@ -29,7 +29,7 @@ public struct EventFilter: Hashable, Sendable {
     }
 
     /// Whether `logged` (whose fence's group is `group`) passes.
-    public func matches(_ logged: LoggedEvent, group: String?) -> Bool {
+    public func matches(_ logged: GeofencingEvent, group: String?) -> Bool {
         let event = logged.event
         if !devices.isEmpty && !devices.contains(event.device.rawValue) { return false }
         if !fences.isEmpty && !fences.contains(event.fence.rawValue) { return false }

@@ -26,7 +26,7 @@ public final class EventHub: Sendable {
         let stream: HTTPStream
         let filter: EventFilter
         var catchingUp: Bool
-        var pending: [(LoggedEvent, String?)] = []
+        var pending: [(GeofencingEvent, String?)] = []
         var lastSent: Int64
 
         init(stream: HTTPStream, filter: EventFilter, catchingUp: Bool, lastSent: Int64) {
@@ -73,7 +73,7 @@ public final class EventHub: Sendable {
 
     /// Sends a live event to every matching client (called in sequence order by one feeder).
     /// - Complexity: O(clients); the frame is encoded once, and not at all without clients.
-    public func publish(_ logged: LoggedEvent) {
+    public func publish(_ logged: GeofencingEvent) {
         // Nobody listening: record the sequence (for resumes) without looking up the fence or
         // encoding a frame.
         let idle = state.withLock { s -> Bool in
@@ -260,7 +260,7 @@ public final class EventHub: Sendable {
 
     static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-    static func frame(_ logged: LoggedEvent, fence: Fence?) -> [UInt8] {
+    static func frame(_ logged: GeofencingEvent, fence: Fence?) -> [UInt8] {
         var bytes = Array("id: \(logged.sequence)\nevent: \(logged.event.kind.rawValue)\ndata: ".utf8)
         EventJSON.write(logged, fenceName: fence?.name, group: fence?.group, into: &bytes)
         bytes.append(contentsOf: [10, 10])

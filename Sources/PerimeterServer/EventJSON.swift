@@ -10,7 +10,7 @@ import PerimeterService
 /// `reason` is present on exits only, `timeInside` (seconds) on dwells and exits.
 public enum EventJSON {
     /// The JSON object of `logged`; `fence` (when still monitored) supplies `fenceName` and `group`.
-    public static func value(_ logged: LoggedEvent, fence: Fence? = nil) -> JSONValue {
+    public static func value(_ logged: GeofencingEvent, fence: Fence? = nil) -> JSONValue {
         let event = logged.event
         var object: [String: JSONValue] = [
             "sequence": .integer(logged.sequence),
@@ -32,7 +32,7 @@ public enum EventJSON {
     }
 
     /// The event as compact JSON bytes (keys sorted): ``JSONWriter``'s text of ``value(_:fence:)``.
-    public static func bytes(_ logged: LoggedEvent, fence: Fence? = nil) -> [UInt8] {
+    public static func bytes(_ logged: GeofencingEvent, fence: Fence? = nil) -> [UInt8] {
         var output: [UInt8] = []
         write(logged, fenceName: fence?.name, group: fence?.group, into: &output)
         return output
@@ -41,7 +41,7 @@ public enum EventJSON {
     /// Appends the event's compact JSON to `output`, byte for byte what ``JSONWriter`` writes for
     /// ``value(_:fence:)`` of a fence with `fenceName` and `group`, without building the ``JSONValue``.
     /// - Complexity: O(size of the event's text).
-    public static func write(_ logged: LoggedEvent, fenceName: String?, group: String?, into output: inout [UInt8]) {
+    public static func write(_ logged: GeofencingEvent, fenceName: String?, group: String?, into output: inout [UInt8]) {
         let event = logged.event
         // Members in JSONWriter's order: names sorted by their UTF-8 bytes.
         func name(_ text: StaticString) {

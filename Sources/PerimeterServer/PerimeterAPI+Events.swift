@@ -11,7 +11,7 @@ extension PerimeterAPI {
     func getEvents(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let after = try integer(request, "after", default: 0, in: 0...Int64.max)
         let limit = Int(try integer(request, "limit", default: 100, in: 1...1000))
-        let page: [LoggedEvent]
+        let page: [GeofencingEvent]
         do throws(GeofencingError) {
             try service.flush()
             page = try service.loggedEvents(after: after, limit: limit)

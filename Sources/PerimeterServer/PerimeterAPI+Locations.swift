@@ -87,7 +87,7 @@ extension PerimeterAPI {
 
     /// `{"accepted","events","rejected"}` written straight to bytes — what ``JSONWriter`` writes for the
     /// same object, events as ``EventJSON`` — with each event's fence name and group looked up once per fence.
-    func locationsResponse(accepted: Int, events: [LoggedEvent], rejected: [(Int, JSONValue)]) -> [UInt8] {
+    func locationsResponse(accepted: Int, events: [GeofencingEvent], rejected: [(Int, JSONValue)]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + events.count * 320)
         bytes.append(contentsOf: #"{"accepted":"#.utf8)

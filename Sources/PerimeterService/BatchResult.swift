@@ -16,7 +16,7 @@ public struct BatchResult: Sendable {
     }
 
     /// The events, in log order.
-    public var events: [LoggedEvent] = []
+    public var events: [GeofencingEvent] = []
     /// The updates that were not accepted, in batch order.
     public var rejections: [Rejection] = []
 

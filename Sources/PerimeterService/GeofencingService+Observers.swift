@@ -16,9 +16,9 @@ extension GeofencingService {
     /// A stream of every event logged from now on, in log order, for `for await` users.
     ///
     /// The stream ends when the service is closed or deallocated, or when the consumer stops iterating.
-    public func events(bufferingPolicy: AsyncStream<LoggedEvent>.Continuation.BufferingPolicy = .unbounded)
-        -> AsyncStream<LoggedEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LoggedEvent.self, bufferingPolicy: bufferingPolicy)
+    public func events(bufferingPolicy: AsyncStream<GeofencingEvent>.Continuation.BufferingPolicy = .unbounded)
+        -> AsyncStream<GeofencingEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: GeofencingEvent.self, bufferingPolicy: bufferingPolicy)
         let id = core.withLock { c in
             let id = c.nextStreamID
             c.nextStreamID += 1
@@ -36,12 +36,12 @@ extension GeofencingService {
     /// service's lock — so it must be quick (hand the events to another thread) and must not call the
     /// service. For a server that feeds its event streams from one thread of its own; `nil` removes it.
     /// The sink stays set across ``configure(_:)`` and ``close()``.
-    public func setEventSink(_ sink: (@Sendable ([LoggedEvent]) -> Void)?) {
+    public func setEventSink(_ sink: (@Sendable ([GeofencingEvent]) -> Void)?) {
         core.withLock { $0.sink = sink }
     }
 
     /// Tells the observers, outside the lock.
-    func notify(events: [LoggedEvent] = [], errors: [GeofencingError] = [],
+    func notify(events: [GeofencingEvent] = [], errors: [GeofencingError] = [],
                 consent: [(DeviceID?, Bool)] = []) {
         guard !events.isEmpty || !errors.isEmpty || !consent.isEmpty else { return }
         let observers = core.withLock { $0.observers }

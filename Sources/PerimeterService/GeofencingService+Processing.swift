@@ -10,7 +10,7 @@ extension GeofencingService {
     ///   ``GeofencingError/Code/inaccurateLocation`` for a rejected update (it still counts as consumed),
     ///   ``GeofencingError/Code/storageFailure``, ``GeofencingError/Code/notConfigured``.
     @discardableResult
-    public func process(_ update: LocationUpdate) throws(GeofencingError) -> [LoggedEvent] {
+    public func process(_ update: LocationUpdate) throws(GeofencingError) -> [GeofencingEvent] {
         let result = try process(CollectionOfOne(update)[...])
         if let rejection = result.rejections.first { throw rejection.error }
         return result.events
@@ -137,15 +137,15 @@ extension GeofencingService {
     ///
     /// - Returns: the dwell events, in log order (by time, then device, then fence).
     @discardableResult
-    public func advance(to time: Date) throws(GeofencingError) -> [LoggedEvent] {
-        let (logged, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> ([LoggedEvent], UInt64?) in
+    public func advance(to time: Date) throws(GeofencingError) -> [GeofencingEvent] {
+        let (logged, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> ([GeofencingEvent], UInt64?) in
             _ = try c.configured()
             let due = c.engine.devicesWithDwellsDue(by: time)
             guard !due.isEmpty else { return ([], nil) }
             c.pending.touch(due)
             var events: [GeofenceEvent] = []
             c.engine.advance(to: time, into: &events)
-            var logged: [LoggedEvent] = []
+            var logged: [GeofencingEvent] = []
             c.log(events, into: &logged)
             return (logged, c.commitTicket())
         }

@@ -45,7 +45,7 @@ public final class GeofencingService: Sendable {
     ///   cannot be read. The service is then left as it was.
     public func configure(_ options: GeofencingOptions) throws(GeofencingError) {
         if let problem = options.validate() { throw problem }
-        let (released, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> ([LoggedEvent], UInt64?) in
+        let (released, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> ([GeofencingEvent], UInt64?) in
             if c.options == nil {
                 let state: StoredState
                 do {
@@ -65,7 +65,7 @@ public final class GeofencingService: Sendable {
                 try c.rebuild(options: options, order: c.orderedFenceIDs, devices: c.engine.deviceSnapshots,
                               engineState: c.engine.engineState)
             }
-            var released: [LoggedEvent] = []
+            var released: [GeofencingEvent] = []
             c.releaseOrphanedUpdates(into: &released)
             return (released, released.isEmpty ? nil : c.commitTicket())
         }
@@ -157,8 +157,8 @@ public final class GeofencingService: Sendable {
     /// Flushes, ends every event stream, and returns the service to the unconfigured state.
     /// ``configure(_:)`` may be called again afterwards (it reloads from the store).
     public func close() throws(GeofencingError) {
-        let streams = try groupCommit.exclusively { () throws(GeofencingError) -> [AsyncStream<LoggedEvent>.Continuation] in
-            try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> [AsyncStream<LoggedEvent>.Continuation] in
+        let streams = try groupCommit.exclusively { () throws(GeofencingError) -> [AsyncStream<GeofencingEvent>.Continuation] in
+            try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> [AsyncStream<GeofencingEvent>.Continuation] in
                 if c.options != nil { try c.commitHoldingLock(store) }
                 let streams = Array(c.streams.values)
                 let observers = c.observers, batch = c.batch, sink = c.sink
@@ -190,7 +190,7 @@ public final class GeofencingService: Sendable {
     public var lastEventSequence: Int64 { core.withLock { $0.lastSequence } }
 
     /// Up to `limit` committed events after `sequence`, from the store (the outbox).
-    public func loggedEvents(after sequence: Int64, limit: Int = 1000) throws(GeofencingError) -> [LoggedEvent] {
+    public func loggedEvents(after sequence: Int64, limit: Int = 1000) throws(GeofencingError) -> [GeofencingEvent] {
         do {
             return try store.events(after: sequence, limit: limit)
         } catch {

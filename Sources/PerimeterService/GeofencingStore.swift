@@ -16,7 +16,7 @@ public protocol GeofencingStore: AnyObject, Sendable {
     func commit(_ changes: StoreChanges) throws
 
     /// Up to `limit` logged events with a sequence number greater than `sequence`, in sequence order.
-    func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent]
+    func events(after sequence: Int64, limit: Int) throws -> [GeofencingEvent]
 }
 
 /// A fence as stored: the GeoJSON feature as given plus what the engine derived from it.
@@ -109,7 +109,7 @@ public struct StoreChanges: Hashable, Sendable {
     /// Devices to write (each at most once).
     public var devices: [DeviceChange] = []
     /// Events to append; their sequence numbers continue the log without gaps.
-    public var events: [LoggedEvent] = []
+    public var events: [GeofencingEvent] = []
     /// New service-wide consent, if it changed.
     public var serviceConsent: Bool?
     /// Per-device consent that changed.

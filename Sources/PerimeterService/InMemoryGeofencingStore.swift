@@ -13,7 +13,7 @@ public final class InMemoryGeofencingStore: GeofencingStore {
         var deviceOrder: [DeviceID] = []
         var serviceConsent: Bool?
         var deviceConsents: [DeviceID: Bool] = [:]
-        var events: [LoggedEvent] = []
+        var events: [GeofencingEvent] = []
         var processedUpdates: UInt64 = 0
         var acceptedSequence: Int64 = 0
         var arrivals: UInt64 = 0
@@ -86,7 +86,7 @@ public final class InMemoryGeofencingStore: GeofencingStore {
     }
 
     /// - Complexity: O(log n + limit).
-    public func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent] {
+    public func events(after sequence: Int64, limit: Int) throws -> [GeofencingEvent] {
         contents.withLock { c in
             // Sequences are 1, 2, 3, … so the index of sequence s is s - 1.
             let start = Int(max(0, min(sequence, Int64(c.events.count))))

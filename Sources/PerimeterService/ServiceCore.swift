@@ -9,7 +9,7 @@ struct PendingChanges {
     var touched: Set<DeviceID> = []
     /// The touched devices in order of first touch (store order stays deterministic without sorting).
     var touchedOrder: [DeviceID] = []
-    var events: [LoggedEvent] = []
+    var events: [GeofencingEvent] = []
     var serviceConsent: Bool?
     var deviceConsents: [DeviceID: Bool] = [:]
     var processedUpdatesChanged = false
@@ -64,11 +64,11 @@ struct ServiceCore {
     /// `close` and `configure`.
     var batch: UInt64 = 0
     var observers: [any GeofencingObserver] = []
-    var streams: [Int: AsyncStream<LoggedEvent>.Continuation] = [:]
+    var streams: [Int: AsyncStream<GeofencingEvent>.Continuation] = [:]
     var nextStreamID = 0
     /// Called with each call's newly logged events, in log order, under the lock (see
     /// ``GeofencingService/setEventSink(_:)``).
-    var sink: (@Sendable ([LoggedEvent]) -> Void)?
+    var sink: (@Sendable ([GeofencingEvent]) -> Void)?
 
     /// The options, or `notConfigured`.
     func configured() throws(GeofencingError) -> GeofencingOptions {
@@ -79,13 +79,13 @@ struct ServiceCore {
     // MARK: - Events
 
     /// Numbers `events`, queues them for the store and the streams, and appends them to `output`.
-    mutating func log(_ events: [GeofenceEvent], into output: inout [LoggedEvent]) {
+    mutating func log(_ events: [GeofenceEvent], into output: inout [GeofencingEvent]) {
         guard !events.isEmpty else { return }
         output.reserveCapacity(output.count + events.count)
         let first = output.count
         for event in events {
             lastSequence += 1
-            let logged = LoggedEvent(sequence: lastSequence, event: event)
+            let logged = GeofencingEvent(sequence: lastSequence, event: event)
             pending.events.append(logged)
             output.append(logged)
             for continuation in streams.values { continuation.yield(logged) }
@@ -237,7 +237,7 @@ struct ServiceCore {
 
     /// Processes updates still waiting in reorder buffers when the reorder window is now off (after a
     /// reconfiguration, or a store written with another window), so that none is left behind.
-    mutating func releaseOrphanedUpdates(into output: inout [LoggedEvent]) {
+    mutating func releaseOrphanedUpdates(into output: inout [GeofencingEvent]) {
         guard engine.configuration.reorderWindow == 0, engine.bufferedUpdateCount > 0 else { return }
         pending.touch(engine.deviceSnapshots.filter { !($0.stream?.buffered.isEmpty ?? true) }.map(\.device))
         var events: [GeofenceEvent] = []

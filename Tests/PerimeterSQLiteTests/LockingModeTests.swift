@@ -10,8 +10,8 @@ import PerimeterTestSupport
 /// one-statement counter update. Each must leave what `load()` returns and what survives a crash unchanged.
 @Suite("SQLite store: locking mode and the commit path")
 struct LockingModeTests {
-    static func event(_ sequence: Int64, device: DeviceID = "phone") -> LoggedEvent {
-        LoggedEvent(sequence: sequence, event: GeofenceEvent(
+    static func event(_ sequence: Int64, device: DeviceID = "phone") -> GeofencingEvent {
+        GeofencingEvent(sequence: sequence, event: GeofenceEvent(
             id: "e\(sequence)", visitID: "v\(sequence)", kind: .entry, fence: "park", device: device,
             time: Date(timeIntervalSince1970: 1000 + Double(sequence)), coordinate: Coordinate(latitude: 48, longitude: 2)))
     }
@@ -25,7 +25,7 @@ struct LockingModeTests {
     }
 
     /// One commit as the service writes it for `devices` updates: devices, events, all three counters.
-    static func changes(devices: [DeviceChange], events: [LoggedEvent], processed: UInt64) -> StoreChanges {
+    static func changes(devices: [DeviceChange], events: [GeofencingEvent], processed: UInt64) -> StoreChanges {
         var changes = StoreChanges()
         changes.devices = devices
         changes.events = events

@@ -121,7 +121,7 @@ struct MigrationTests {
                     device: next, lastTime: 1004, lastCoordinate: Coordinate(latitude: 1, longitude: 1), updateCount: 1,
                     memberships: []), presenceChanged: false),
             ]
-            changes.events = [LoggedEvent(sequence: 3, event: GeofenceEvent(
+            changes.events = [GeofencingEvent(sequence: 3, event: GeofenceEvent(
                 id: "e3", visitID: "v2", kind: .exit, fence: "zoo", device: "ant",
                 time: Date(timeIntervalSince1970: 1003), coordinate: Coordinate(latitude: 48, longitude: 3)))]
             changes.processedUpdates = state.processedUpdates + 2

@@ -8,8 +8,8 @@ import Testing
 
 @Suite("EventFeeder: the service's events to the hub, in order, a few at a time")
 struct EventFeederTests {
-    static func logged(_ sequence: Int64) -> LoggedEvent {
-        LoggedEvent(sequence: sequence, event: GeofenceEvent(
+    static func logged(_ sequence: Int64) -> GeofencingEvent {
+        GeofencingEvent(sequence: sequence, event: GeofenceEvent(
             id: "e\(sequence)", visitID: "v\(sequence)", kind: .entry, fence: "f", device: "d",
             time: Date(timeIntervalSince1970: Double(sequence)), coordinate: Coordinate(latitude: 0, longitude: 0)))
     }

@@ -12,14 +12,14 @@ import Testing
 /// documents they replace.
 @Suite("Event JSON written as bytes")
 struct EventJSONBytesTests {
-    static func event(_ random: inout SplitMix64, sequence: Int64, fence: String = "park") -> LoggedEvent {
+    static func event(_ random: inout SplitMix64, sequence: Int64, fence: String = "park") -> GeofencingEvent {
         func pick<T>(_ options: [T]) -> T { options[Int(random.next() % UInt64(options.count))] }
         let kind = pick([GeofenceEventKind.entry, .dwell, .exit, .cross, .inside])
         let time = pick([0, 1_700_000_000.123, 1_700_000_000.0005, -1e10, -62_200_000_000, 2e14 / 1000, 9e12, .nan,
                          Double(random.next() % 4_000_000_000) + Double(random.next() % 1000) / 1000])
         let coordinate = Coordinate(latitude: pick([0, -0.0, 44.6, -89.999999999, 1e-7, 46.486405193062134]),
                                     longitude: pick([0, -110.5, 179.99999999999997, -0.5955696970495349, 100]))
-        return LoggedEvent(sequence: sequence, event: GeofenceEvent(
+        return GeofencingEvent(sequence: sequence, event: GeofenceEvent(
             id: pick(["e-1", "ev\"il\\", "\u{1}ctl\n"]), visitID: pick(["v-1", "visit é"]), kind: kind,
             fence: FenceID(fence), device: DeviceID(pick(["van-7", "q\"uote", "tab\t", "ü😀", "\u{7f}\u{1f}"])),
             time: Date(timeIntervalSince1970: time), coordinate: coordinate,

@@ -151,7 +151,7 @@ struct SocketTests {
         let client = try TestClient(port: server.port)
         _ = try client.request("PUT", "/v1/fences/park", body: Array(T.square().utf8))
         _ = try client.request("POST", "/v1/locations", body: Array(T.json(T.update("car", 0, inside: true)).utf8))
-        var logged: [LoggedEvent] = []
+        var logged: [GeofencingEvent] = []
         for _ in 0..<500 where logged.isEmpty {
             let store = try Self.copyOfStore(path)
             logged = try store.events(after: 0, limit: 10)

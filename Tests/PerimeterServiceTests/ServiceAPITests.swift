@@ -125,7 +125,7 @@ struct ServiceAPITests {
         let result = try service.process(updates)
         #expect(result.events.map(\.event.kind) == [.entry, .dwell, .exit])
         #expect(observer.events == result.events)
-        var received: [LoggedEvent] = []
+        var received: [GeofencingEvent] = []
         for await logged in stream {
             received.append(logged)
             if received.count == 3 { break }

@@ -17,7 +17,7 @@ final class FlakyStore: GeofencingStore {
         try inner.commit(changes)
     }
 
-    func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent] {
+    func events(after sequence: Int64, limit: Int) throws -> [GeofencingEvent] {
         try inner.events(after: sequence, limit: limit)
     }
 }

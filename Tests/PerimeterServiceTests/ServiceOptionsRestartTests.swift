@@ -78,7 +78,7 @@ struct ServiceOptionsRestartTests {
     /// Streams the updates in random batches, adding `late` a third of the way; restarts the service
     /// before a batch with probability `restartChance`. Returns the whole log. Without restarts
     /// (`restartChance` 0) the log is also checked against the bare engine driven the same way.
-    static func run(_ setup: Setup, seed: UInt64, kind: StoreKind, restartChance: Int) throws -> [LoggedEvent] {
+    static func run(_ setup: Setup, seed: UInt64, kind: StoreKind, restartChance: Int) throws -> [GeofencingEvent] {
         let (features, late, updates) = inputs(setup, seed: seed)
         var rng = SplitMix64(seed: seed &* 31)
         let harness = StoreHarness(kind)
@@ -149,9 +149,9 @@ struct ServiceOptionsRestartTests {
         final class Kinds: GeofencingObserver, @unchecked Sendable {
             let lock = NSLock()
             var kinds: [String] = []
-            func onEntry(_ event: LoggedEvent) { lock.withLock { kinds.append("entry") } }
-            func onCross(_ event: LoggedEvent) { lock.withLock { kinds.append("cross") } }
-            func onInside(_ event: LoggedEvent) { lock.withLock { kinds.append("inside") } }
+            func onEntry(_ event: GeofencingEvent) { lock.withLock { kinds.append("entry") } }
+            func onCross(_ event: GeofencingEvent) { lock.withLock { kinds.append("cross") } }
+            func onInside(_ event: GeofencingEvent) { lock.withLock { kinds.append("inside") } }
         }
         let service = GeofencingService()
         try service.configure(GeofencingOptions())

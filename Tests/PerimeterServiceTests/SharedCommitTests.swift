@@ -17,7 +17,7 @@ final class SlowCountingStore: GeofencingStore {
         commits.withLock { $0 += 1 }
     }
 
-    func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent] {
+    func events(after sequence: Int64, limit: Int) throws -> [GeofencingEvent] {
         try inner.events(after: sequence, limit: limit)
     }
 }
@@ -41,7 +41,7 @@ final class PeriodicallyFailingStore: GeofencingStore {
         try inner.commit(changes)
     }
 
-    func events(after sequence: Int64, limit: Int) throws -> [LoggedEvent] {
+    func events(after sequence: Int64, limit: Int) throws -> [GeofencingEvent] {
         try inner.events(after: sequence, limit: limit)
     }
 }

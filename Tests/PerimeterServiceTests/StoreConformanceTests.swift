@@ -17,8 +17,8 @@ struct StoreConformanceTests {
             })
     }
 
-    static func event(_ n: Int64) -> LoggedEvent {
-        LoggedEvent(sequence: n, event: GeofenceEvent(
+    static func event(_ n: Int64) -> GeofencingEvent {
+        GeofencingEvent(sequence: n, event: GeofenceEvent(
             id: "id\(n)", visitID: "visit\(n)", kind: GeofenceEventKind.allCases[Int(n) % 3], fence: FenceID("f\(n % 4)"),
             device: DeviceID("d\(n % 3)"), time: Date(timeIntervalSince1970: 1_750_000_000.1 + Double(n) / 7),
             coordinate: Coordinate(latitude: 48 + Double(n) / 1e6, longitude: 2.5), timeInside: n % 3 == 2 ? 12.5 : nil,

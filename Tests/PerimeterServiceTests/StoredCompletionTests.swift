@@ -103,7 +103,7 @@ struct StoredCompletionTests {
     /// and hands every outcome to `check`, which returns a problem or `nil`.
     /// - Returns: the problems, each prefixed with its chain and call.
     static func runChains(_ service: GeofencingService, chains: Int, calls: Int,
-                          events: @escaping @Sendable (Int64) throws -> [LoggedEvent],
+                          events: @escaping @Sendable (Int64) throws -> [GeofencingEvent],
                           check: @escaping @Sendable (Int, Int, Result<BatchResult, GeofencingError>) -> String?) -> [String] {
         let problems = Mutex<[String]>([])
         let done = DispatchGroup()

@@ -129,17 +129,17 @@ final class StoreHarness {
 /// Records what observers hear.
 final class RecordingObserver: GeofencingObserver, @unchecked Sendable {
     private let lock = NSLock()
-    private var _events: [LoggedEvent] = []
+    private var _events: [GeofencingEvent] = []
     private var _errors: [GeofencingError] = []
     private var _consent: [(DeviceID?, Bool)] = []
 
-    var events: [LoggedEvent] { lock.withLock { _events } }
+    var events: [GeofencingEvent] { lock.withLock { _events } }
     var errors: [GeofencingError] { lock.withLock { _errors } }
     var consent: [(DeviceID?, Bool)] { lock.withLock { _consent } }
 
-    func onEntry(_ event: LoggedEvent) { lock.withLock { _events.append(event) } }
-    func onDwell(_ event: LoggedEvent) { lock.withLock { _events.append(event) } }
-    func onExit(_ event: LoggedEvent) { lock.withLock { _events.append(event) } }
+    func onEntry(_ event: GeofencingEvent) { lock.withLock { _events.append(event) } }
+    func onDwell(_ event: GeofencingEvent) { lock.withLock { _events.append(event) } }
+    func onExit(_ event: GeofencingEvent) { lock.withLock { _events.append(event) } }
     func onError(_ error: GeofencingError) { lock.withLock { _errors.append(error) } }
     func onUserConsentChanged(device: DeviceID?, isConsentGiven: Bool) {
         lock.withLock { _consent.append((device, isConsentGiven)) }

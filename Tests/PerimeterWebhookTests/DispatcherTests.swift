@@ -18,7 +18,7 @@ private func configuration(retention: Double = 120) -> WebhookDispatcher.Configu
 }
 
 /// Checks what a receiver saw: signatures, CloudEvent ids = Idempotency-Key, 2xx deliveries in log order.
-private func verify(_ receiver: LoopbackReceiver, expected: [LoggedEvent], allowedDuplicates: Int = 0,
+private func verify(_ receiver: LoopbackReceiver, expected: [GeofencingEvent], allowedDuplicates: Int = 0,
                     sourceLocation: SourceLocation = #_sourceLocation) throws {
     for request in receiver.requests {
         #expect(request.method == "POST", sourceLocation: sourceLocation)
@@ -91,7 +91,7 @@ struct DispatcherTests {
         let all = try dispatcher.register(url: receiver.url, secret: secret)
         let onlyD2Entries = try dispatcher.register(url: filtered.url, filter: WebhookFilter(devices: ["d2"], types: [.entry]), secret: secret)
 
-        var events: [LoggedEvent] = []
+        var events: [GeofencingEvent] = []
         for round in 0..<4 {
             for device in ["d1", "d2", "d3"] {
                 events += try drive(service, device: device, visits: 1, start: Double(round * 1000))
@@ -166,7 +166,7 @@ struct DispatcherTests {
         defer { receiver.stop() }
         let service = try makeService()
         let hooksPath = folder.path("hooks.sqlite")
-        var events: [LoggedEvent] = []
+        var events: [GeofencingEvent] = []
         var id = ""
         do {
             let store = try SQLiteWebhookStore(path: hooksPath)
@@ -297,7 +297,7 @@ struct DispatcherTests {
         try dispatcher.start()
         defer { dispatcher.stop() }
         let id = try dispatcher.register(url: south.url, filter: WebhookFilter(groups: ["south"]), secret: secret).id
-        var events: [LoggedEvent] = []
+        var events: [GeofencingEvent] = []
         var time = 0.0
         for (lat, lon) in [(10.0, 10.0), (15.0, 15.0), (20.0, 20.0), (15.0, 15.0), (10.0, 10.0), (20.0, 20.0)] {
             events += try service.process(LocationUpdate(device: "d9", time: Date(timeIntervalSince1970: time), latitude: lat, longitude: lon))
@@ -326,7 +326,7 @@ struct DispatcherTests {
         var slow = configuration()
         slow.retryPolicy = WebhookRetryPolicy(initialDelay: 0.01, maximumDelay: 0.02, multiplier: 2, retention: 3600)
         let id: String
-        let events: [LoggedEvent]
+        let events: [GeofencingEvent]
         do {
             let store = try SQLiteWebhookStore(path: path)
             let dispatcher = try WebhookDispatcher(service: service, store: store, configuration: slow)
@@ -357,7 +357,7 @@ struct DispatcherTests {
         let receiver = try LoopbackReceiver()
         defer { receiver.stop() }
         let service = try makeService()
-        var first: [LoggedEvent] = []
+        var first: [GeofencingEvent] = []
         do {
             let dispatcher = try WebhookDispatcher(service: service, store: InMemoryWebhookStore(), configuration: configuration())
             try dispatcher.start()

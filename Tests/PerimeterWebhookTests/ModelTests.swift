@@ -94,7 +94,7 @@ struct ModelTests {
     }
 
     @Test func cloudEventBodyAndHeaders() throws {
-        let logged = LoggedEvent(sequence: 17, event: event(.exit))
+        let logged = GeofencingEvent(sequence: 17, event: event(.exit))
         let encoder = CloudEventEncoder(source: "/perimeter/test")
         let fence = try #require(try makeService().fence(id: "a"))
         let body = encoder.body(for: logged, fence: fence)
@@ -119,7 +119,7 @@ struct ModelTests {
         #expect(WebhookSignature.verify(headerValue: headers["Perimeter-Signature"]!, body: body, secret: "0123456789abcdef",
                                         now: Date(timeIntervalSince1970: 1_700_000_124)))
         // Entry events have no reason or timeInside.
-        let entry = try JSONParser().parse(encoder.body(for: LoggedEvent(sequence: 1, event: event(.entry))))
+        let entry = try JSONParser().parse(encoder.body(for: GeofencingEvent(sequence: 1, event: event(.entry))))
         #expect(entry["data"]?["reason"] == nil && entry["data"]?["timeInside"] == nil && entry["data"]?["group"] == nil)
     }
 

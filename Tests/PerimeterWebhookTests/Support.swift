@@ -27,8 +27,8 @@ func makeService(store: any GeofencingStore = InMemoryGeofencingStore()) throws 
 
 /// Moves `device` in and out of fence `a` `visits` times, starting at `start` seconds; returns the events.
 @discardableResult
-func drive(_ service: GeofencingService, device: String, visits: Int, start: Double) throws -> [LoggedEvent] {
-    var events: [LoggedEvent] = []
+func drive(_ service: GeofencingService, device: String, visits: Int, start: Double) throws -> [GeofencingEvent] {
+    var events: [GeofencingEvent] = []
     var time = start
     for _ in 0..<visits {
         for (lat, lon) in [(10.0, 10.0), (15.0, 15.0)] {

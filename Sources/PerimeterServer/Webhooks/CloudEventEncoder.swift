@@ -19,11 +19,11 @@ public struct CloudEventEncoder: Sendable {
     }
 
     /// The CloudEvents type of an event kind: `perimeter.geofence.entry`, `.dwell`, `.exit`, ….
-    public static func type(of logged: LoggedEvent) -> String { "perimeter.geofence.\(logged.event.kind.rawValue)" }
+    public static func type(of logged: GeofencingEvent) -> String { "perimeter.geofence.\(logged.event.kind.rawValue)" }
 
     /// The body bytes (deterministic: sorted keys); `data` is ``EventJSON`` of the event, with the
     /// fence's name and group when `fence` is given.
-    public func body(for logged: LoggedEvent, fence: Fence? = nil) -> [UInt8] {
+    public func body(for logged: GeofencingEvent, fence: Fence? = nil) -> [UInt8] {
         let value: JSONValue = .object([
             "specversion": "1.0", "id": .string(logged.event.id), "source": .string(source),
             "type": .string(Self.type(of: logged)), "subject": .string(logged.event.device.rawValue),
@@ -36,7 +36,7 @@ public struct CloudEventEncoder: Sendable {
     }
 
     /// The request headers for `body`, signed with `secret` at `now`.
-    public func headers(for logged: LoggedEvent, body: [UInt8], webhookID: String, secret: String,
+    public func headers(for logged: GeofencingEvent, body: [UInt8], webhookID: String, secret: String,
                         now: Date) -> [(String, String)] {
         let signature = WebhookSignature(body: body, secret: secret, timestamp: Int64(now.timeIntervalSince1970.rounded(.down)))
         return [

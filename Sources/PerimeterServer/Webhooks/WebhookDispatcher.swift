@@ -39,11 +39,11 @@ public final class WebhookDispatcher: Sendable {
     final class WakeObserver: GeofencingObserver {
         weak let dispatcher: WebhookDispatcher?
         init(_ dispatcher: WebhookDispatcher) { self.dispatcher = dispatcher }
-        func onEntry(_ event: LoggedEvent) { dispatcher?.wakeAll() }
-        func onDwell(_ event: LoggedEvent) { dispatcher?.wakeAll() }
-        func onExit(_ event: LoggedEvent) { dispatcher?.wakeAll() }
-        func onCross(_ event: LoggedEvent) { dispatcher?.wakeAll() }
-        func onInside(_ event: LoggedEvent) { dispatcher?.wakeAll() }
+        func onEntry(_ event: GeofencingEvent) { dispatcher?.wakeAll() }
+        func onDwell(_ event: GeofencingEvent) { dispatcher?.wakeAll() }
+        func onExit(_ event: GeofencingEvent) { dispatcher?.wakeAll() }
+        func onCross(_ event: GeofencingEvent) { dispatcher?.wakeAll() }
+        func onInside(_ event: GeofencingEvent) { dispatcher?.wakeAll() }
     }
 
     /// Creates a dispatcher (not started).

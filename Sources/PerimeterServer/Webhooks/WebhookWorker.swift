@@ -17,7 +17,7 @@ final class WebhookWorker: @unchecked Sendable {
     private var published: WebhookDeliveryState
 
     private var state: WebhookDeliveryState
-    private var buffer: [LoggedEvent] = []
+    private var buffer: [GeofencingEvent] = []
     private var bufferIndex = 0
     private var emptyReads = 0
     private var cursorDirty = false
@@ -158,7 +158,7 @@ final class WebhookWorker: @unchecked Sendable {
     }
 
     private enum Lookup {
-        case found(LoggedEvent)
+        case found(GeofencingEvent)
         case missing
         case unreadable(WebhookError)
     }
@@ -176,7 +176,7 @@ final class WebhookWorker: @unchecked Sendable {
     }
 
     /// Sends `logged` once and records the outcome.
-    private func attempt(_ logged: LoggedEvent, redrive: Bool, previous: PendingDelivery?) -> TimeInterval {
+    private func attempt(_ logged: GeofencingEvent, redrive: Bool, previous: PendingDelivery?) -> TimeInterval {
         let fence = (try? dispatcher.service.fence(id: logged.event.fence)) ?? nil
         let body = dispatcher.encoder.body(for: logged, fence: fence)
         let started = dispatcher.now()
