@@ -270,7 +270,7 @@ extension GeofencingError {
         case .limitExceeded: (409, "Limit exceeded")
         case .invalidArgument: (400, "Bad request")
         case .consentMissing: (403, "Consent missing")
-        case .inaccurateLocation, .invalidLocation, .outOfOrderUpdate: (422, "Location rejected")
+        case .inaccurateLocation, .invalidLocation, .outOfOrderUpdate, .futureUpdate: (422, "Location rejected")
         case .notConfigured, .storageFailure: (503, "Service unavailable")
         case .incompatibleStorage: (500, "Storage incompatible")
         }

@@ -32,6 +32,9 @@ public struct GeofencingError: Error, Hashable, Sendable, CustomStringConvertibl
         case invalidLocation
         /// The update is older than the device's last accepted update.
         case outOfOrderUpdate
+        /// The update is dated further ahead of the service's clock than
+        /// ``GeofencingOptions/maximumFutureSkew`` allows (a device with a wrong clock); nothing changed.
+        case futureUpdate
     }
 
     /// What kind of failure this is.

@@ -29,10 +29,28 @@ public struct GeofencingOptions: Hashable, Sendable {
     /// Updates reporting a horizontal accuracy worse (larger) than this many metres are rejected with
     /// ``GeofencingError/Code/inaccurateLocation``; `nil` accepts any accuracy.
     public var maximumHorizontalAccuracy: Double?
-    /// Whether each processed update first advances the service's clock to its time, so that dwells of
-    /// other devices fall due as time passes (as in a replay). When `false`, only
-    /// ``GeofencingService/advance(to:)`` fires dwells of devices that send no update.
-    public var advancesClockWithUpdates: Bool
+    /// How time moves for the service's timers (docs/semantics.md, "Time in the live service").
+    public enum TimeModel: Hashable, Sendable {
+        /// The service's own clock (``GeofencingClock``) fires every timer — dwell, debounce confirmations,
+        /// staleness exits, reorder releases, schedules, expiry — once it reads later than the timer's due
+        /// time plus ``GeofencingOptions/allowedLateness``, for each device that has been quiet that long.
+        /// A device's updates move only its own time; one dated more than
+        /// ``GeofencingOptions/maximumFutureSkew`` ahead of the clock is refused. The default.
+        case live
+        /// The data clock, as in a replay: each update first fires every device's timers due by its time,
+        /// and the service's clock is never read. Deterministic; for replays, studies and tests.
+        case data
+    }
+
+    /// How time moves for the service's timers; ``TimeModel/live`` by default.
+    public var timeModel: TimeModel
+    /// With ``TimeModel/live``: seconds the service waits for late updates before it fires timers on its
+    /// own — a timer due at *t* fires once the clock reads *t* + this, and only for a device that sent
+    /// nothing for this long (so that a backlog uploaded in several requests is evaluated as one). Default 5.
+    public var allowedLateness: Double
+    /// With ``TimeModel/live``: an update dated more than this many seconds ahead of the service's clock
+    /// is refused (``GeofencingError/Code/futureUpdate``) and changes nothing. Default 60.
+    public var maximumFutureSkew: Double
     /// Whether a device that was never asked has consent (service-wide consent must also be given).
     public var consentByDefault: Bool
     /// When changes are committed to the store.
@@ -48,7 +66,8 @@ public struct GeofencingOptions: Hashable, Sendable {
 
     /// Creates options.
     public init(maximumMonitoredFeatures: Int = 100_000, defaultDwellTime: Double? = nil, defaultRadius: Double? = nil,
-                maximumHorizontalAccuracy: Double? = nil, advancesClockWithUpdates: Bool = true,
+                maximumHorizontalAccuracy: Double? = nil, timeModel: TimeModel = .data,
+                allowedLateness: Double = 5, maximumFutureSkew: Double = 60,
                 consentByDefault: Bool = true, durability: Durability = .everyCall,
                 detectionOptions: DetectionOptions = DetectionOptions(), reorderWindow: Double = 0,
                 deduplicate: Bool = false) {
@@ -56,7 +75,9 @@ public struct GeofencingOptions: Hashable, Sendable {
         self.defaultDwellTime = defaultDwellTime
         self.defaultRadius = defaultRadius
         self.maximumHorizontalAccuracy = maximumHorizontalAccuracy
-        self.advancesClockWithUpdates = advancesClockWithUpdates
+        self.timeModel = timeModel
+        self.allowedLateness = allowedLateness
+        self.maximumFutureSkew = maximumFutureSkew
         self.consentByDefault = consentByDefault
         self.durability = durability
         self.detectionOptions = detectionOptions
@@ -86,6 +107,12 @@ public struct GeofencingOptions: Hashable, Sendable {
         }
         if case .everyUpdates(let n) = durability, n < 1 {
             return GeofencingError(.invalidArgument, "durability .everyUpdates(\(n)) needs a count of at least 1")
+        }
+        if !(allowedLateness.isFinite && allowedLateness >= 0) {
+            return GeofencingError(.invalidArgument, "allowedLateness is \(allowedLateness); it must be a finite number of seconds ≥ 0")
+        }
+        if !(maximumFutureSkew.isFinite && maximumFutureSkew >= 0) {
+            return GeofencingError(.invalidArgument, "maximumFutureSkew is \(maximumFutureSkew); it must be a finite number of seconds ≥ 0")
         }
         if !(reorderWindow.isFinite && reorderWindow >= 0) {
             return GeofencingError(.invalidArgument, "reorderWindow is \(reorderWindow); it must be a finite number of seconds ≥ 0 (0: off)")

@@ -18,8 +18,8 @@ extension GeofencingService {
 
     /// Processes a batch of updates in order, committing once (group commit).
     ///
-    /// Each update first advances the clock to its time when ``GeofencingOptions/advancesClockWithUpdates``
-    /// is set. Rejected updates are reported in the result (and to observers' `onError`); they change no
+    /// With ``GeofencingOptions/TimeModel/data`` each update first advances the clock to its time.
+    /// Rejected updates are reported in the result (and to observers' `onError`); they change no
     /// state. With ``GeofencingOptions/Durability/everyCall``, when this returns every update of the
     /// batch, the state it produced and its events are committed.
     ///
@@ -103,7 +103,7 @@ extension GeofencingService {
             var events: [GeofenceEvent] = []
             let maximumAccuracy = options.maximumHorizontalAccuracy
             for (index, update) in batch.enumerated() {
-                if options.advancesClockWithUpdates {
+                if options.timeModel == .data {
                     let due = c.engine.devicesWithDwellsDue(by: update.time)
                     if !due.isEmpty {
                         c.pending.touch(due)
