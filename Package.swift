@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "PerimeterTracksTests", dependencies: ["PerimeterTestSupport", "PerimeterTracks", "PerimeterEngine"]),
         .testTarget(name: "PerimeterServiceTests", dependencies: [
             "PerimeterTestSupport", "PerimeterService", "PerimeterSQLite", "PerimeterEngine", "PerimeterFences",
-            "PerimeterGeoJSON", "PerimeterGeometry",
+            "PerimeterGeoJSON", "PerimeterGeometry", "PerimeterTracks",
         ]),
         .testTarget(name: "PerimeterSQLiteTests", dependencies: [
             "PerimeterTestSupport", "PerimeterSQLite", "PerimeterService", "perimeter-service-crash",

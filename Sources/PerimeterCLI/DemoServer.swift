@@ -8,9 +8,9 @@ import PerimeterService
 /// `perimeter demo --serve`: the demo, live. A ``PerimeterServer`` on 127.0.0.1 gets the demo's fences,
 /// the van drives the demo route through the server's simulation runner (`/v1/simulations`, so the map
 /// page lists it), each event is printed as the service reports it, the van parks at the depot (the
-/// service's clock is advanced in simulated seconds until the parked time is over), a summary compares
-/// the events with the offline demo's, and the server keeps serving until SIGINT or SIGTERM — or stops
-/// at once with `--exit-after-drive`.
+/// van's own clock is advanced in simulated seconds until the parked time is over; no other device's
+/// time moves), a summary compares the events with the offline demo's, and the server keeps serving
+/// until SIGINT or SIGTERM — or stops at once with `--exit-after-drive`.
 ///
 /// The events equal the offline demo's in kind, fence, order and time offset from the start: both
 /// simulate the same route with ``TrackSimulation`` at the same speed and one update per simulated
@@ -211,8 +211,8 @@ struct DemoServer {
         }
     }
 
-    /// The van parks: advances the service's clock one simulated second at a time, paced by the time
-    /// scale, for ``DemoData/parked`` seconds after its last update (the depot's dwell falls due).
+    /// The van parks: advances the van's own clock (no other device's) one simulated second at a time,
+    /// paced by the time scale, for ``DemoData/parked`` seconds after its last update (the depot's dwell falls due).
     /// - Returns: whether a signal interrupted it.
     func park(_ server: PerimeterServer, device: DeviceID, timeScale: Double, signals: StopSignals) throws -> Bool {
         let known: Date?
@@ -228,9 +228,9 @@ struct DemoServer {
         for second in 1...Int(DemoData.parked) {
             if signals.wait(until: origin + Double(second) / timeScale) { return true }
             do throws(GeofencingError) {
-                try server.service.advance(to: last.addingTimeInterval(Double(second)))
+                try server.service.advance(device, to: last.addingTimeInterval(Double(second)))
             } catch {
-                throw Failure(description: "demo: advancing the clock failed: \(error.message)")
+                throw Failure(description: "demo: advancing the van's clock failed: \(error.message)")
             }
         }
         return false

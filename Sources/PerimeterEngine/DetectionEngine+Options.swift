@@ -38,7 +38,7 @@ extension DetectionEngine {
         }
     }
 
-    private func freshOptionState(for state: DeviceState) -> DeviceOptionsState {
+    func freshOptionState(for state: DeviceState) -> DeviceOptionsState {
         var fresh = DeviceOptionsState()
         if state.updateCount > 0 {  // restored, or seen before options were switched on
             fresh.lastSequence = acceptedSequence
@@ -344,14 +344,21 @@ extension DetectionEngine {
         optionTimers.push(DeviceTimer(due: due, device: device))
     }
 
-    /// The option path of ``advance(to:into:)``: everything due by `now`, for every device.
-    mutating func advanceWithOptions(to now: Double, into events: inout [GeofenceEvent]) {
+    /// The option path of ``advance(to:holding:into:)``: everything due by `now`, for every device not
+    /// `held` (their timers stay pending).
+    mutating func advanceWithOptions(to now: Double, holding held: Set<Int32>, into events: inout [GeofenceEvent]) {
         var due = Set<Int32>()
+        var keptOptionTimers: [DeviceTimer] = [], keptDwellTimers: [DwellTimer] = []
         while let first = optionTimers.first, first.due <= now, let timer = optionTimers.pop() {
+            if held.contains(timer.device) { keptOptionTimers.append(timer); continue }
             if optionStates[timer.device]?.scheduledDue == timer.due { optionStates[timer.device]?.scheduledDue = nil }
             due.insert(timer.device)
         }
-        while let timer = timers.popFirst(dueBy: now) { due.insert(timer.device) }
+        while let timer = timers.popFirst(dueBy: now) {
+            if held.contains(timer.device) { keptDwellTimers.append(timer) } else { due.insert(timer.device) }
+        }
+        for timer in keptOptionTimers { optionTimers.push(timer) }
+        for timer in keptDwellTimers { timers.push(timer) }
         var list: [KeyedEvent] = []
         for device in due {
             let d = Int(device)

@@ -93,8 +93,10 @@ extension DetectionEngine {
         return snapshot(slot: slot)
     }
 
-    /// Every device's state, in order of first update.
-    public var deviceSnapshots: [DeviceSnapshot] { devices.indices.map { snapshot(slot: Int32($0)) } }
+    /// Every device's state, in order of first update (forgotten devices left out).
+    public var deviceSnapshots: [DeviceSnapshot] {
+        devices.indices.filter { isLive(slot: Int32($0)) }.map { snapshot(slot: Int32($0)) }
+    }
 
     private func snapshot(slot: Int32) -> DeviceSnapshot {
         let state = devices[Int(slot)]

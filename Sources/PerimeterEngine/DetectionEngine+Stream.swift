@@ -57,6 +57,13 @@ extension DetectionEngine {
         }
     }
 
+    /// Processes one device's buffered updates up to `limit`, in time order, and keeps its release timer.
+    mutating func releaseBuffered(_ deviceSlot: Int32, upTo limit: Double, into events: inout [GeofenceEvent]) {
+        guard let first = streamStates[deviceSlot]?.buffer.first, first.time <= limit else { return }
+        release(deviceSlot, upTo: limit, into: &events)
+        scheduleRelease(deviceSlot)
+    }
+
     /// Processes one device's buffered updates up to `limit`, in time order.
     private mutating func release(_ deviceSlot: Int32, upTo limit: Double, into events: inout [GeofenceEvent]) {
         while let first = streamStates[deviceSlot]?.buffer.first, first.time <= limit {
@@ -65,9 +72,14 @@ extension DetectionEngine {
         }
     }
 
-    /// Processes every device's buffered updates up to `limit`, in order of time, then arrival.
-    mutating func releaseBuffered(upTo limit: Double, into events: inout [GeofenceEvent]) {
-        let devices = popReleaseTimers(upTo: limit)
+    /// Processes every device's buffered updates up to `limit`, in order of time, then arrival; the
+    /// `held` devices' updates keep waiting.
+    mutating func releaseBuffered(upTo limit: Double, holding held: Set<Int32> = [], into events: inout [GeofenceEvent]) {
+        var devices = popReleaseTimers(upTo: limit)
+        if !held.isEmpty {
+            for device in devices where held.contains(device) { scheduleRelease(device) }
+            devices.removeAll { held.contains($0) }
+        }
         guard !devices.isEmpty else { return }
         var due: [(time: Double, arrival: UInt64, device: Int32)] = []
         for device in devices {

@@ -243,12 +243,27 @@ public struct DetectionEngine: Sendable {
     ///
     /// - Complexity: O(d log n) for d dwells due among n pending dwell timers.
     public mutating func advance(to time: Date, into events: inout [GeofenceEvent]) {
+        advance(to: time, holding: [], into: &events)
+    }
+
+    /// Like ``advance(to:into:)``, but leaves the timers of the `held` devices pending: they fire on a
+    /// later call that does not hold them, or on those devices' own updates. This is how a live service
+    /// lets a device that is still uploading (a backlog sent in several requests) be evaluated on its own
+    /// updates' times, while the clock fires the timers of devices that went quiet.
+    ///
+    /// - Complexity: O(d log n) for d timers due among n pending, held ones included.
+    public mutating func advance(to time: Date, holding held: Set<DeviceID>, into events: inout [GeofenceEvent]) {
         let now = time.timeIntervalSince1970
         guard now.isFinite else { return }
-        if configuration.reorderWindow > 0 { releaseBuffered(upTo: now - configuration.reorderWindow, into: &events) }
-        if usesOptions { return advanceWithOptions(to: now, into: &events) }
+        let heldSlots = Set(held.compactMap { deviceSlots[$0] })
+        if configuration.reorderWindow > 0 {
+            releaseBuffered(upTo: now - configuration.reorderWindow, holding: heldSlots, into: &events)
+        }
+        if usesOptions { return advanceWithOptions(to: now, holding: heldSlots, into: &events) }
         var due: [GeofenceEvent] = []
+        var kept: [DwellTimer] = []
         while let timer = timers.popFirst(dueBy: now) {
+            if heldSlots.contains(timer.device) { kept.append(timer); continue }
             let deviceIndex = Int(timer.device)
             guard let m = devices[deviceIndex].inside.firstIndex(where: { $0.slot == timer.slot }),
                   devices[deviceIndex].inside[m].visitSequence == timer.visitSequence,
@@ -257,7 +272,7 @@ public struct DetectionEngine: Sendable {
             else { continue }
             let dueTime = devices[deviceIndex].inside[m].entryTime + dwell
             if dueTime > now {
-                timers.push(DwellTimer(due: dueTime, device: timer.device, slot: timer.slot,
+                kept.append(DwellTimer(due: dueTime, device: timer.device, slot: timer.slot,
                                        visitSequence: timer.visitSequence))
                 continue
             }
@@ -268,9 +283,43 @@ public struct DetectionEngine: Sendable {
                                      coordinate: devices[deviceIndex].lastCoordinate))
             }
         }
+        for timer in kept { timers.push(timer) }
         due.sort { ($0.time, $0.device, $0.fence) < ($1.time, $1.device, $1.fence) }
         statistics.dwells += due.count
         events.append(contentsOf: due)
+    }
+
+    /// Fires every timer of `device` due by `time` — dwells, and with options its confirmations,
+    /// staleness exits, schedules, repeated dwells and reorder releases — as ``advance(to:into:)`` would,
+    /// and no other device's. A live service calls it before each of a device's updates, so that a device
+    /// is evaluated on its own updates' times exactly as in a replay; a simulated device whose time runs on
+    /// its own clock moves this way without moving anyone else.
+    ///
+    /// - Complexity: O(k log k) for the k fences the device is inside (plus its buffered updates); no
+    ///   other device is looked at.
+    public mutating func advance(_ device: DeviceID, to time: Date, into events: inout [GeofenceEvent]) {
+        let now = time.timeIntervalSince1970
+        guard now.isFinite, let slot = deviceSlots[device] else { return }
+        if configuration.reorderWindow > 0 { releaseBuffered(slot, upTo: now - configuration.reorderWindow, into: &events) }
+        let d = Int(slot)
+        guard devices[d].updateCount > 0 else { return }
+        var state = devices[d]
+        devices[d].inside = []  // keep the array uniquely referenced while we edit `state`
+        if usesOptions {
+            var opt = optionStates.removeValue(forKey: slot) ?? freshOptionState(for: state)
+            var list: [KeyedEvent] = []
+            runDue(&state, &opt, until: now, only: nil, coordinate: state.lastCoordinate, into: &list)
+            devices[d] = state
+            if let scheduled = opt.scheduledDue, scheduled <= now { opt.scheduledDue = nil }  // that timer is spent
+            scheduleNext(slot, state: state, opt: &opt)
+            optionStates[slot] = opt
+            list.sort { ($0.event.time, $0.event.fence, $0.rank) < ($1.event.time, $1.event.fence, $1.rank) }
+            events.append(contentsOf: list.map(\.event))
+            return
+        }
+        // Its pending timers stay in the heap; they find the dwell fired and do nothing.
+        fireDueDwells(of: &state, by: now, coordinate: state.lastCoordinate, into: &events)
+        devices[d] = state
     }
 
     /// Fires every dwell that falls due by `time` and returns the events.
@@ -300,8 +349,49 @@ public struct DetectionEngine: Sendable {
         return Date(timeIntervalSince1970: devices[Int(slot)].lastTime)
     }
 
-    /// The devices the engine has seen, in order of their first update.
-    public var knownDevices: [DeviceID] { devices.map(\.id) }
+    /// The devices the engine has seen, in order of their first update (forgotten devices left out).
+    public var knownDevices: [DeviceID] { devices.indices.filter { isLive(slot: Int32($0)) }.map { devices[$0].id } }
+
+    /// Whether `slot` holds a device the engine knows (not one ``forget(_:exitsAt:into:)`` dropped).
+    func isLive(slot: Int32) -> Bool { deviceSlots[devices[Int(slot)].id] == slot }
+
+    /// Drops everything the engine knows about `device`: presence, pending timers, option state and
+    /// updates waiting in its reorder window. Its next update starts it afresh, as a device never seen.
+    ///
+    /// With `exitsAt` set, first emits an exit with reason ``ExitReason/reset`` at that time (the later of
+    /// it and the device's last update time) for every fence the device is inside that reports exits,
+    /// ordered by fence id; without it nothing is emitted.
+    /// - Returns: whether the engine knew the device.
+    /// - Complexity: O(k log k) for the k fences the device is inside.
+    @discardableResult
+    public mutating func forget(_ device: DeviceID, exitsAt time: Date? = nil, into events: inout [GeofenceEvent]) -> Bool {
+        guard let slot = deviceSlots[device] else { return false }
+        let state = devices[Int(slot)]
+        if let time, state.updateCount > 0 {
+            let t = max(time.timeIntervalSince1970, state.lastTime)
+            var exits: [GeofenceEvent] = []
+            for m in state.inside {
+                let traits = fences.traits(ofSlot: m.slot)
+                guard traits.exists, t < traits.expiry, traits.events.contains(.exit),
+                      let fence = fences.id(ofSlot: m.slot) else { continue }
+                var event = makeEvent(.exit, fence: fence, device: state, membership: m, time: t,
+                                      coordinate: state.lastCoordinate)
+                event.timeInside = t - m.entryTime
+                event.reason = .reset
+                exits.append(event)
+            }
+            exits.sort { $0.fence < $1.fence }
+            statistics.exits += exits.count
+            events.append(contentsOf: exits)
+        }
+        // The slot stays behind, empty and unreachable: timers that still name it find no membership
+        // and no option state, and fire nothing.
+        deviceSlots.removeValue(forKey: device)
+        devices[Int(slot)].inside = []
+        optionStates.removeValue(forKey: slot)
+        streamStates.removeValue(forKey: slot)
+        return true
+    }
 
     // MARK: - Core
 

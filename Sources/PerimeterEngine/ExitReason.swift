@@ -4,4 +4,7 @@ public enum ExitReason: String, Hashable, Sendable, CaseIterable {
     case left
     /// The device went silent for longer than the fence's staleness limit (`exitOnStale`).
     case timeout
+    /// The device was forgotten (``DetectionEngine/forget(_:exitsAt:into:)``, `DELETE /v1/devices/{id}`)
+    /// and asked for exits from the fences it was inside.
+    case reset
 }

@@ -56,6 +56,14 @@ extension SQLiteGeofencingStore {
             }
         }
 
+        for device in changes.forgottenDevices {
+            for table in ["device WHERE id", "presence WHERE device", "device_option WHERE device"] {
+                let delete = try db.statement("DELETE FROM \(table) = ?")
+                delete.bind(device.rawValue, at: 1)
+                try delete.execute()
+            }
+        }
+
         if !changes.devices.isEmpty {
             let update = try db.statement(literal: """
                 UPDATE device SET last_time = ?2, latitude = ?3, longitude = ?4, update_count = ?5 WHERE id = ?1

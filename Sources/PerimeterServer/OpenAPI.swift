@@ -64,6 +64,11 @@ public enum OpenAPI {
             "parameters": [pathParameter("id")],
             "get": operation("getDevice", "A device's fences, since when, and whether dwell fired",
                              responses: ["200": json(ref("Device")), "404": problem]),
+            "delete": operation("forgetDevice", "Forget a device's state; exits=true first emits exits with reason reset",
+                                parameters: [query("exits", ["type": "boolean"])],
+                                responses: ["200": json(["type": "object", "required": ["deviceId", "events"], "properties": [
+                                    "deviceId": ["type": "string"], "events": ["type": "array", "items": ref("Event")]]]),
+                                            "400": problem, "404": problem]),
         ],
         "/v1/devices/{id}/consent": [
             "parameters": [pathParameter("id")],
@@ -152,7 +157,7 @@ public enum OpenAPI {
                           "fenceId": ["type": "string"], "deviceId": ["type": "string"],
                           "time": ["type": "string", "format": "date-time"], "observedAt": ["type": "string", "format": "date-time"],
                           "latitude": ["type": "number"], "longitude": ["type": "number"], "timeInside": ["type": "number"],
-                          "reason": ["enum": ["left", "timeout"]], "fenceName": ["type": "string"], "group": ["type": "string"],
+                          "reason": ["enum": ["left", "timeout", "reset"]], "fenceName": ["type": "string"], "group": ["type": "string"],
                       ]],
             "Device": ["type": "object", "required": ["deviceId", "lastUpdateTime", "consent", "inside"], "properties": [
                 "deviceId": ["type": "string"], "lastUpdateTime": ["type": "string", "format": "date-time"],

@@ -31,6 +31,27 @@ extension PerimeterAPI {
                           "consent": .bool(status.isConsentGiven), "inside": .array(inside)])
     }
 
+    /// `DELETE /v1/devices/{id}[?exits=true]`: forgets the device (presence, timers, option state); with
+    /// `exits=true` it first gets an exit with reason `reset` from every fence it is inside. Answers
+    /// `{"deviceId","events"}`; 404 for a device the service does not know.
+    func forgetDevice(_ id: String, _ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let exits: Bool
+        switch request.query["exits"] {
+        case nil, "false": exits = false
+        case "true": exits = true
+        case let other?:
+            throw Problem(400, "invalid-parameter", title: "Invalid query parameter",
+                          detail: "query parameter 'exits' is '\(other)'; it must be true or false",
+                          extra: ["parameter": "exits"])
+        }
+        do throws(GeofencingError) {
+            let events = try service.forget(device: DeviceID(id), emittingExits: exits)
+            return Self.json(["deviceId": .string(id), "events": .array(events.map { EventJSON.value($0) })])
+        } catch {
+            throw error.problem
+        }
+    }
+
     /// `PUT /v1/devices/{id}/consent` with `{"granted": true|false}`.
     func putConsent(_ id: String, _ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let body = try Self.parseJSON(request.body)

@@ -142,7 +142,8 @@ public final class PerimeterAPI: Sendable {
         case (.fence(let id), "PUT"): return try putFence(id, request)
         case (.fence(let id), _): return try deleteFence(id)
         case (.locations, _): return try postLocations(request)
-        case (.device(let id), _): return try getDevice(id)
+        case (.device(let id), "GET"): return try getDevice(id)
+        case (.device(let id), _): return try forgetDevice(id, request)
         case (.deviceConsent(let id), _): return try putConsent(id, request)
         case (.events, _): return try getEvents(request)
         case (.eventStream, _): return try streamEvents(request)
@@ -215,6 +216,11 @@ public final class PerimeterAPI: Sendable {
             ("perimeter_store_commits", "Store transactions committed since the server started (concurrent requests share them).",
              Double(service.commitCount)),
         ]
+        let time = service.timeStatistics
+        gauges.append(("perimeter_clock_events", "Events the service's clock fired without a new fix since the server started.",
+                       Double(time.clockEvents)))
+        gauges.append(("perimeter_updates_late", "Updates dated before a timer the clock had fired for their device, evaluated as of that timer, since the server started.",
+                       Double(time.lateUpdates)))
         if let bytes = storeSize() {
             gauges.append(("perimeter_store_bytes", "Size of the store on disk (database and WAL).", Double(bytes)))
         }
@@ -265,7 +271,7 @@ extension GeofencingError {
     /// The problem document for a service error.
     var problem: Problem {
         let (status, title): (Int, String) = switch code {
-        case .featureNotFound: (404, "Not found")
+        case .featureNotFound, .deviceNotFound: (404, "Not found")
         case .invalidFeature: (422, "Invalid feature")
         case .limitExceeded: (409, "Limit exceeded")
         case .invalidArgument: (400, "Bad request")

@@ -50,7 +50,7 @@ public final class PerimeterServer: Sendable {
                 let store = try SQLiteGeofencingStore(path: path, lockingMode: .exclusive,
                                                       checkpointPages: configuration.checkpointPages)
                 sqliteStore = store
-                service = GeofencingService(store: store)
+                service = GeofencingService(store: store, clock: configuration.clock, tickInterval: configuration.tickInterval)
                 storeSize = {
                     let manager = FileManager.default
                     var total: Int64 = 0
@@ -62,7 +62,7 @@ public final class PerimeterServer: Sendable {
                     return total
                 }
             } else {
-                service = GeofencingService()
+                service = GeofencingService(clock: configuration.clock, tickInterval: configuration.tickInterval)
             }
             var options = configuration.options
             if configuration.commitInterval != nil { options.durability = .everyUpdates(10_000) }

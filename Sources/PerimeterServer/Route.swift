@@ -97,7 +97,8 @@ enum Route: Hashable, Sendable {
     /// The methods the route answers.
     var methods: [String] {
         switch self {
-        case .health, .ready, .metrics, .openAPI, .device, .events, .eventStream, .page, .webhookDeadLetters: ["GET"]
+        case .health, .ready, .metrics, .openAPI, .events, .eventStream, .page, .webhookDeadLetters: ["GET"]
+        case .device: ["GET", "DELETE"]
         case .fences: ["GET", "POST", "DELETE"]
         case .fence: ["GET", "PUT", "DELETE"]
         case .locations: ["POST"]
@@ -112,7 +113,7 @@ enum Route: Hashable, Sendable {
     func scope(method: String) -> AccessToken.Scope? {
         switch self {
         case .health, .ready, .openAPI, .page: return nil
-        case .fences where method == "DELETE": return .admin
+        case .fences where method == "DELETE", .device where method == "DELETE": return .admin
         case .webhooks, .webhook, .webhookDeadLetters, .webhookRedrive: return .admin
         default: return method == "GET" ? .read : .write
         }

@@ -37,12 +37,18 @@ public struct ServerConfiguration: Sendable {
     /// --allow-private-webhooks`; tests, private deployments). Off by default: the SSRF guard
     /// (docs/webhooks.md) refuses such targets at registration and at every delivery.
     public var allowPrivateWebhookTargets: Bool
+    /// Where the service reads live time (``GeofencingOptions/TimeModel/live``); the system clock by
+    /// default. Tests inject a ``ManualClock`` (then also set `tickInterval` to `nil` and tick by hand).
+    public var clock: any GeofencingClock
+    /// Seconds between the service clock's ticks, or `nil` to tick by hand (``GeofencingService/tick()``).
+    public var tickInterval: Double?
 
     /// Creates a configuration.
     public init(databasePath: String? = nil, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 2,
                 checkpointPages: Int = 10_000,
                 api: APIConfiguration = APIConfiguration(), options: GeofencingOptions = GeofencingOptions(),
-                drainTimeout: Double = 10, commitInterval: Double? = nil, allowPrivateWebhookTargets: Bool = false) {
+                drainTimeout: Double = 10, commitInterval: Double? = nil, allowPrivateWebhookTargets: Bool = false,
+                clock: any GeofencingClock = SystemClock(), tickInterval: Double? = 0.25) {
         self.databasePath = databasePath
         self.address = address
         self.port = port
@@ -53,6 +59,8 @@ public struct ServerConfiguration: Sendable {
         self.drainTimeout = drainTimeout
         self.commitInterval = commitInterval
         self.allowPrivateWebhookTargets = allowPrivateWebhookTargets
+        self.clock = clock
+        self.tickInterval = tickInterval
     }
 
     /// Whether `address` is a loopback address (127.0.0.0/8 or ::1).

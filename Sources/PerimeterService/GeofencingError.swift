@@ -13,6 +13,8 @@ public struct GeofencingError: Error, Hashable, Sendable, CustomStringConvertibl
         case notConfigured
         /// No feature with the given id is monitored.
         case featureNotFound
+        /// No device with the given id is known (it sent no update, or was forgotten).
+        case deviceNotFound
         /// Adding would exceed ``GeofencingOptions/maximumMonitoredFeatures``.
         case limitExceeded
         /// A feature cannot become a fence (no id, bad geometry, bad property); see ``GeofencingError/problems``.

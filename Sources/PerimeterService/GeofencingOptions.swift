@@ -66,7 +66,7 @@ public struct GeofencingOptions: Hashable, Sendable {
 
     /// Creates options.
     public init(maximumMonitoredFeatures: Int = 100_000, defaultDwellTime: Double? = nil, defaultRadius: Double? = nil,
-                maximumHorizontalAccuracy: Double? = nil, timeModel: TimeModel = .data,
+                maximumHorizontalAccuracy: Double? = nil, timeModel: TimeModel = .live,
                 allowedLateness: Double = 5, maximumFutureSkew: Double = 60,
                 consentByDefault: Bool = true, durability: Durability = .everyCall,
                 detectionOptions: DetectionOptions = DetectionOptions(), reorderWindow: Double = 0,

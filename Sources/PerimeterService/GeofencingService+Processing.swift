@@ -1,5 +1,6 @@
 import Foundation
 import PerimeterEngine
+import PerimeterGeoJSON
 
 extension GeofencingService {
     /// Processes one update.
@@ -93,17 +94,40 @@ extension GeofencingService {
     }
 
     /// Processes `batch` under the lock.
+    ///
+    /// With the live time model, `simulated` updates keep their own time: they are never refused as
+    /// future-dated (a simulation may run faster than real time).
     /// - Returns: the result, and the ticket of the commit that must store it (`nil`: none is due).
-    private func processWithoutCommit<Updates: Collection>(_ batch: Updates) throws(GeofencingError) -> (BatchResult, UInt64?)
-    where Updates.Element == LocationUpdate {
-        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, UInt64?) in
+    func processWithoutCommit<Updates: Collection>(_ batch: Updates, simulated: Bool = false) throws(GeofencingError)
+        -> (BatchResult, UInt64?) where Updates.Element == LocationUpdate {
+        let now = clock.now().timeIntervalSince1970
+        return try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, UInt64?) in
             let options = try c.configured()
             try Self.checkConsent(batch, c, options)
             var result = BatchResult()
             var events: [GeofenceEvent] = []
             let maximumAccuracy = options.maximumHorizontalAccuracy
-            for (index, update) in batch.enumerated() {
-                if options.timeModel == .data {
+            let live = options.timeModel == .live
+            let latestAccepted = now + options.maximumFutureSkew
+            for (index, original) in batch.enumerated() {
+                var update = original
+                if live {
+                    let t = update.time.timeIntervalSince1970
+                    if !simulated, t > latestAccepted {
+                        c.timeStatistics.futureUpdates += 1
+                        result.rejections.append(.init(index: index, error: GeofencingError(
+                            .futureUpdate,
+                            "update of device \(update.device) is dated \(RFC3339.string(from: update.time)), \(Self.seconds(t - now)) ahead of the service's clock (\(RFC3339.string(from: Date(timeIntervalSince1970: now)))); more than maximumFutureSkew (\(Self.seconds(options.maximumFutureSkew))) allows. Is the device's clock wrong? The update was ignored and changed nothing",
+                            device: update.device)))
+                        continue
+                    }
+                    // The clock already fired timers for this device without a fix, up to `floor`:
+                    // what the device did before that is evaluated as of then (docs/semantics.md).
+                    if let floor = c.timerFloors[update.device], t < floor {
+                        update.time = Date(timeIntervalSince1970: floor)
+                        c.timeStatistics.lateUpdates += 1
+                    }
+                } else {
                     let due = c.engine.devicesWithDwellsDue(by: update.time)
                     if !due.isEmpty {
                         c.pending.touch(due)
@@ -117,10 +141,21 @@ extension GeofencingService {
                         device: update.device)))
                     continue
                 }
+                if live {
+                    // The device's own clock: its timers due by this update's time fire first, with its
+                    // last position, exactly as in a replay (docs/semantics.md).
+                    let before = events.count
+                    c.engine.advance(update.device, to: update.time, into: &events)
+                    if events.count > before { c.pending.touch(update.device) }
+                }
                 if let rejection = c.engine.process(update, into: &events) {
                     result.rejections.append(.init(index: index, error: GeofencingError(rejection)))
                 } else {
                     c.pending.touch(update.device)
+                    if live {
+                        c.lastArrivals[update.device] = now
+                        c.timerFloors.removeValue(forKey: update.device)
+                    }
                 }
             }
             c.log(events, into: &result.events)

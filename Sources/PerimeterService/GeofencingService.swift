@@ -23,12 +23,28 @@ public final class GeofencingService: Sendable {
     /// Serialises commits, outside `core`'s lock, and lets concurrent callers share them.
     let groupCommit = GroupCommit()
 
+    /// Where live time is read (``GeofencingOptions/TimeModel/live``).
+    public let clock: any GeofencingClock
+    /// Seconds between the clock's ticks (``tick()``), or `nil` when the caller ticks.
+    let tickInterval: Double?
+    /// The thread that ticks, once a live configuration started it.
+    let ticker = Mutex<ServiceTicker?>(nil)
+
     /// Creates a service on `store` (by default an in-memory one). Call ``configure(_:)`` before use.
-    public init(store: any GeofencingStore = InMemoryGeofencingStore()) {
+    ///
+    /// With the default ``GeofencingOptions/TimeModel/live`` time model the service reads `clock` and,
+    /// every `tickInterval` seconds, fires the timers that fell due (``tick()``) on a thread of its own,
+    /// so a device that stops reporting still gets its dwell. Pass `tickInterval: nil` to call ``tick()``
+    /// yourself (tests with a ``ManualClock``).
+    public init(store: any GeofencingStore = InMemoryGeofencingStore(), clock: any GeofencingClock = SystemClock(),
+                tickInterval: Double? = 0.25) {
         self.store = store
+        self.clock = clock
+        self.tickInterval = tickInterval.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
     }
 
     deinit {
+        ticker.withLock { $0?.stop() }
         // Finish outside the lock: a stream's termination handler takes the lock itself.
         let streams = core.withLock { c in Array(c.streams.values) }
         for continuation in streams { continuation.finish() }
@@ -68,6 +84,11 @@ public final class GeofencingService: Sendable {
             var released: [GeofencingEvent] = []
             c.releaseOrphanedUpdates(into: &released)
             return (released, released.isEmpty ? nil : c.commitTicket())
+        }
+        if options.timeModel == .live, let tickInterval {
+            ticker.withLock { ticker in
+                if ticker == nil { ticker = ServiceTicker(interval: tickInterval, service: self) }
+            }
         }
         let failure = ticket.flatMap(commit(through:))
         notify(events: released, errors: failure.map { [$0] } ?? [])
@@ -168,6 +189,10 @@ public final class GeofencingService: Sendable {
                 c.batch = batch
                 return streams
             }
+        }
+        ticker.withLock { ticker in
+            ticker?.stop()
+            ticker = nil
         }
         // Finish outside the lock: a stream's termination handler takes the lock itself.
         for continuation in streams { continuation.finish() }

@@ -101,11 +101,14 @@ public struct DeviceChange: Hashable, Sendable {
     }
 }
 
-/// What one commit writes, applied in this order: fence changes (in order), devices, events, consent,
-/// the processed-update counter and the engine's counters.
+/// What one commit writes, applied in this order: fence changes (in order), forgotten devices, devices,
+/// events, consent, the processed-update counter and the engine's counters.
 public struct StoreChanges: Hashable, Sendable {
     /// Fence changes, applied in order.
     public var fences: [FenceChange] = []
+    /// Devices whose whole state (position, presence, option state) is deleted, before ``devices`` are
+    /// written: a device forgotten and then heard from again in one commit appears in both.
+    public var forgottenDevices: [DeviceID] = []
     /// Devices to write (each at most once).
     public var devices: [DeviceChange] = []
     /// Events to append; their sequence numbers continue the log without gaps.
@@ -126,7 +129,7 @@ public struct StoreChanges: Hashable, Sendable {
 
     /// Whether there is nothing to write.
     public var isEmpty: Bool {
-        fences.isEmpty && devices.isEmpty && events.isEmpty && serviceConsent == nil && deviceConsents.isEmpty
-            && processedUpdates == nil && acceptedSequence == nil && arrivals == nil
+        fences.isEmpty && forgottenDevices.isEmpty && devices.isEmpty && events.isEmpty && serviceConsent == nil
+            && deviceConsents.isEmpty && processedUpdates == nil && acceptedSequence == nil && arrivals == nil
     }
 }

@@ -66,6 +66,11 @@ public final class InMemoryGeofencingStore: GeofencingStore {
                     for device in c.deviceOrder { c.devices[device]?.memberships = [] }
                 }
             }
+            if !changes.forgottenDevices.isEmpty {
+                let forgotten = Set(changes.forgottenDevices)
+                for device in forgotten { c.devices[device] = nil }
+                c.deviceOrder.removeAll { forgotten.contains($0) }
+            }
             for change in changes.devices {
                 var snapshot = change.snapshot
                 if let old = c.devices[snapshot.device] {

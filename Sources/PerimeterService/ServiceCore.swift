@@ -10,6 +10,8 @@ struct PendingChanges {
     /// The touched devices in order of first touch (store order stays deterministic without sorting).
     var touchedOrder: [DeviceID] = []
     var events: [GeofencingEvent] = []
+    /// Devices forgotten since the last commit, in order (a device forgotten twice is listed once).
+    var forgotten: [DeviceID] = []
     var serviceConsent: Bool?
     var deviceConsents: [DeviceID: Bool] = [:]
     var processedUpdatesChanged = false
@@ -29,6 +31,7 @@ struct PendingChanges {
         fences += later.fences
         touch(later.touchedOrder)
         events += later.events
+        for device in later.forgotten where !forgotten.contains(device) { forgotten.append(device) }
         if let consent = later.serviceConsent { serviceConsent = consent }
         deviceConsents.merge(later.deviceConsents) { _, newer in newer }
         processedUpdatesChanged = processedUpdatesChanged || later.processedUpdatesChanged
@@ -36,8 +39,8 @@ struct PendingChanges {
     }
 
     var isEmpty: Bool {
-        fences.isEmpty && touched.isEmpty && events.isEmpty && serviceConsent == nil && deviceConsents.isEmpty
-            && !processedUpdatesChanged
+        fences.isEmpty && touched.isEmpty && forgotten.isEmpty && events.isEmpty && serviceConsent == nil
+            && deviceConsents.isEmpty && !processedUpdatesChanged
     }
 }
 
@@ -69,6 +72,16 @@ struct ServiceCore {
     /// Called with each call's newly logged events, in log order, under the lock (see
     /// ``GeofencingService/setEventSink(_:)``).
     var sink: (@Sendable ([GeofencingEvent]) -> Void)?
+    /// Live time, per device: the service's clock (seconds since 1970) when its last update arrived, for
+    /// the devices heard from within the allowed lateness (older entries are pruned; docs/semantics.md).
+    var lastArrivals: [DeviceID: Double] = [:]
+    /// When `lastArrivals` was last pruned.
+    var lastArrivalsPruned = -Double.infinity
+    /// Live time, per device: the latest event time the service's clock fired for it without a fix, while
+    /// it is later than the device's last update. An update dated before it is evaluated at it.
+    var timerFloors: [DeviceID: Double] = [:]
+    /// Live-time counters.
+    var timeStatistics = GeofencingService.TimeStatistics()
 
     /// The options, or `notConfigured`.
     func configured() throws(GeofencingError) -> GeofencingOptions {
@@ -110,6 +123,7 @@ struct ServiceCore {
         batch &+= 1
         guard !pending.isEmpty else { return work }
         work.changes.fences = pending.fences
+        work.changes.forgottenDevices = pending.forgotten
         for device in pending.touchedOrder {
             guard let snapshot = engine.snapshot(of: device) else { continue }
             let changed = (committedPresence[device] ?? []) != snapshot.memberships

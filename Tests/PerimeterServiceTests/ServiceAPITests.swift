@@ -213,7 +213,7 @@ struct ServiceAPITests {
     @Test("process(batch) equals the bare engine with the clock advanced before each update", arguments: [5 as UInt64, 6])
     func matchesEngine(seed: UInt64) throws {
         let scenario = Scenario(seed: seed, fences: 20, devices: 10, updates: 1500)
-        let service = try configured(GeofencingOptions(defaultDwellTime: 30))
+        let service = try configured(GeofencingOptions(defaultDwellTime: 30, timeModel: .data))
         try service.addFeatures(scenario.features)
         let result = try service.process(scenario.updates)
         #expect(result.events.map(\.event) == scenario.engineEvents(defaultDwellTime: 30))

@@ -15,7 +15,8 @@ struct ServiceOptionsRestartTests {
     struct Setup: Sendable, CustomStringConvertible {
         var description: String
         var properties: [String: JSONValue] = [:]
-        var options = GeofencingOptions(defaultDwellTime: 30)
+        /// The data clock: these runs are compared with the bare engine's replay.
+        var options = GeofencingOptions(defaultDwellTime: 30, timeModel: .data)
         var step = 0.002
         var shuffleWithin = 0.0
         var repeats = false
@@ -27,17 +28,18 @@ struct ServiceOptionsRestartTests {
             Setup(description: "dwell every", properties: ["perimeter:dwell-every": 7],
                   shows: { events in Dictionary(grouping: events.filter { $0.kind == .dwell }, by: \.visitID).values.contains { $0.count > 2 } }),
             Setup(description: "staleness",
-                  options: GeofencingOptions(defaultDwellTime: 30,
+                  options: GeofencingOptions(defaultDwellTime: 30, timeModel: .data,
                                              detectionOptions: DetectionOptions(staleAfter: 25, exitOnStale: true)),
                   shows: { $0.contains { $0.reason == .timeout } }),
-            Setup(description: "reorder window", options: GeofencingOptions(defaultDwellTime: 30, reorderWindow: 20),
+            Setup(description: "reorder window", options: GeofencingOptions(defaultDwellTime: 30, timeModel: .data, reorderWindow: 20),
                   shuffleWithin: 20, shows: { $0.count > 20 }),
             Setup(description: "duplicate safety",
                   properties: ["perimeter:initial": "inside"],
-                  options: GeofencingOptions(defaultDwellTime: 30, deduplicate: true), repeats: true,
+                  options: GeofencingOptions(defaultDwellTime: 30, timeModel: .data, deduplicate: true), repeats: true,
                   shows: { $0.contains { $0.kind == .inside } }),
             Setup(description: "crossings",
-                  options: GeofencingOptions(defaultDwellTime: 30, detectionOptions: DetectionOptions(crossings: true, interpolate: true)),
+                  options: GeofencingOptions(defaultDwellTime: 30, timeModel: .data,
+                                             detectionOptions: DetectionOptions(crossings: true, interpolate: true)),
                   step: 0.012, shows: { $0.contains { $0.kind == .cross } }),
         ]
     }

@@ -8,7 +8,8 @@ import PerimeterTestSupport
 
 @Suite("Restart resumes exactly")
 struct ServiceRestartTests {
-    static let options = GeofencingOptions(defaultDwellTime: 45)
+    /// The data clock: every run is compared with the bare engine's replay.
+    static let options = GeofencingOptions(defaultDwellTime: 45, timeModel: .data)
 
     @Test("a run restarted at random points logs exactly the events of the bare engine",
           arguments: StoreKind.allCases, [1 as UInt64, 2, 3])

@@ -206,8 +206,10 @@ public final class SimulationRunner: Sendable {
             }
             guard isRunning(id) else { return }
             do throws(GeofencingError) {
-                let events = try service.process(update)
-                record(id, update: update, events: events.count, rejection: nil)
+                // The simulated device runs on its own (scaled) clock: never refused as future-dated.
+                let result = try service.processSimulated([update])
+                if let rejection = result.rejections.first { throw rejection.error }
+                record(id, update: update, events: result.events.count, rejection: nil)
                 onAccepted?(update)
             } catch {
                 switch error.code {
