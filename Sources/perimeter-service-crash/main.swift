@@ -72,7 +72,8 @@ func run() throws {
     let arguments = try parseArguments()
     let store = try SQLiteGeofencingStore(path: arguments.db, lockingMode: arguments.exclusive ? .exclusive : .shared)
     let service = GeofencingService(store: store)
-    var options = GeofencingOptions(defaultDwellTime: arguments.dwell,
+    // The data clock: the run is compared with an uninterrupted one, so no wall clock may fire timers.
+    var options = GeofencingOptions(defaultDwellTime: arguments.dwell, timeModel: .data,
                                     durability: arguments.group.map { .everyUpdates($0) } ?? .everyCall)
     if arguments.options {
         options.detectionOptions = DetectionOptions(entryDelay: 4, exitDelay: 3, crossings: true, dwellEvery: 25,
