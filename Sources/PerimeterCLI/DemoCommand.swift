@@ -3,6 +3,7 @@ import PerimeterEngine
 import PerimeterFences
 import PerimeterGeoJSON
 import PerimeterServer
+import PerimeterService
 
 /// `perimeter demo`: a delivery van drives through seven named areas; events are printed and drawn
 /// (offline, the default) or shown live on the map page of a running server (`--serve`, ``DemoServer``).
@@ -93,12 +94,12 @@ struct DemoCommand {
 
         let scenario = try DemoScenario(speed: speed)
         let events = scenario.events
-        let formatter = EventFormatter(format: format, fences: FenceSet(scenario.fences), manyDevices: false)
+        let formatter = EventFormatter(format: format, manyDevices: false)
         if format == .text {
             console.print("Perimeter demo: \(scenario.description).")
             console.print("")
         }
-        for event in events { console.print(formatter.line(for: event)) }
+        for logged in EventFormatter.logged(events, fences: FenceSet(scenario.fences)) { console.print(formatter.line(for: logged)) }
         if let svgPath {
             try ReplayCommand.writeSVG(to: svgPath, fences: scenario.fences, updates: scenario.updates, events: events,
                                        title: "Perimeter demo — \(DemoData.device), \(events.count) events")

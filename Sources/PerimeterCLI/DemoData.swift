@@ -16,7 +16,7 @@ enum DemoData {
     "name": "Depot",
     "perimeter:dwell": 120,
     "perimeter:group": "base",
-    "perimeter:message": "{name} {event}: {device}"
+    "perimeter:message": "{device} at the {name}"
    },
    "geometry": {
     "type": "Polygon",
@@ -195,7 +195,7 @@ enum DemoData {
     "name": "Hospital",
     "perimeter:buffer": 120,
     "perimeter:events": "entry, exit",
-    "perimeter:message": "{name} zone ({event}): mind pedestrians"
+    "perimeter:message": "{name} zone: mind pedestrians"
    },
    "geometry": {
     "type": "Polygon",

@@ -19,12 +19,12 @@ final class DemoEventPrinter: GeofencingObserver {
     private let otherDevices: EventFormatter
     private let kept = Mutex<[GeofenceEvent]>([])
 
-    /// Prints with `format` using `fences` for names and messages.
-    init(device: DeviceID, fences: FenceSet, format: EventFormatter.Format, console: Console) {
+    /// Prints with `format` (names and messages come with the service's events).
+    init(device: DeviceID, format: EventFormatter.Format, console: Console) {
         self.device = device
         self.console = console
-        formatter = EventFormatter(format: format, fences: fences, manyDevices: false)
-        otherDevices = EventFormatter(format: format, fences: fences, manyDevices: true)
+        formatter = EventFormatter(format: format, manyDevices: false)
+        otherDevices = EventFormatter(format: format, manyDevices: true)
     }
 
     /// The demo device's events so far, in log order.
@@ -48,10 +48,10 @@ final class DemoEventPrinter: GeofencingObserver {
             // Keep and print under one lock, so the kept order is the printed order.
             kept.withLock { events in
                 events.append(event)
-                console.print(formatter.line(for: event))
+                console.print(formatter.line(for: logged))
             }
         } else {
-            console.print(otherDevices.line(for: event))
+            console.print(otherDevices.line(for: logged))
         }
     }
 }

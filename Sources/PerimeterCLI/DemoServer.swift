@@ -108,7 +108,7 @@ struct DemoServer {
         } catch {
             throw Failure(description: "demo: the server refused the demo fences: \(error.detail)")
         }
-        let printer = DemoEventPrinter(device: device, fences: FenceSet(scenario.fences), format: format, console: console)
+        let printer = DemoEventPrinter(device: device, format: format, console: console)
         server.service.addObserver(printer)
         defer { server.service.removeObserver(printer) }
 

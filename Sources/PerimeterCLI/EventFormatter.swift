@@ -1,41 +1,39 @@
 import Foundation
 import PerimeterEngine
 import PerimeterFences
-import PerimeterGeoJSON
+import PerimeterService
 
 /// Renders events for people (`text`) or programs (`ndjson`).
+///
+/// A text line always says what happened (`Entered Firehole River at 17:22:23`) and, when the fence has
+/// a `perimeter:message` template, adds the rendered message after a dash. An NDJSON line is the event's
+/// JSON as the server writes it (``GeofencingEvent/writeJSON(into:properties:)``).
 struct EventFormatter {
     enum Format: String, CaseIterable {
         case text, ndjson
     }
 
     let format: Format
-    let fences: FenceSet
     /// Whether more than one device is replayed (text lines then name the device).
     let manyDevices: Bool
 
-    /// One line (without newline) for `event`.
-    func line(for event: GeofenceEvent) -> String {
-        let fence = fences.fence(id: event.fence)
+    /// One line (without newline) for `logged`.
+    func line(for logged: GeofencingEvent) -> String {
         switch format {
         case .text:
-            var text = Self.sentence(for: event, fence: fence)
-            if let fence, let message = message(for: event, fence: fence) {
-                // A template that does not say when gets the time appended, like the default sentence.
-                let placeholders = fence.message?.placeholders ?? []
-                text = placeholders.contains("time") || placeholders.contains("timestamp")
-                    ? message : "\(message) at \(Self.clock(event.time))"
-            }
-            return manyDevices ? "\(event.device): \(text)" : text
+            var text = Self.sentence(for: logged)
+            if let message = logged.message { text += " — " + message }
+            return manyDevices ? "\(logged.event.device): \(text)" : text
         case .ndjson:
-            return JSONWriter().string(json(for: event, fence: fence))
+            return String(decoding: logged.json(), as: UTF8.self)
         }
     }
 
     /// `Entered Firehole River at 17:22:23`, the Mapbox tutorial's banner.
-    static func sentence(for event: GeofenceEvent, fence: Fence?) -> String {
-        let name = fence?.displayName ?? event.fence.rawValue
-        let clock = Self.clock(event.time)
+    static func sentence(for logged: GeofencingEvent) -> String {
+        let event = logged.event
+        let name = logged.fenceName ?? event.fence.rawValue
+        let clock = GeofencingEvent.clock(event.time)
         switch event.kind {
         case .entry: return "Entered \(name) at \(clock)"
         case .dwell: return "Dwelled in \(name) at \(clock)"
@@ -48,52 +46,20 @@ struct EventFormatter {
         }
     }
 
-    /// The fence's message template rendered for `event`, if the fence has one.
-    func message(for event: GeofenceEvent, fence: Fence) -> String? {
-        fence.message?.render { key in
-            switch key {
-            case "name": fence.displayName
-            case "id", "fenceId": fence.id.rawValue
-            case "event", "type": event.kind.rawValue
-            case "device", "deviceId": event.device.rawValue
-            case "time": Self.clock(event.time)
-            case "timestamp": RFC3339.string(from: event.time)
-            default: fence.properties[key].map { $0.stringValue ?? JSONWriter().string($0) }
-            }
+    /// The engine's events of a replay as the service would log them: each with its fence's name,
+    /// group, properties and rendered message. `sequence` is the event's position in the replay's
+    /// output, from 1, as if the replay were a fresh service's event log.
+    static func logged(_ events: [GeofenceEvent], fences: FenceSet) -> [GeofencingEvent] {
+        var fence: Fence?
+        return events.enumerated().map { offset, event in
+            if fence?.id != event.fence { fence = fences.fence(id: event.fence) }
+            return GeofencingEvent(sequence: Int64(offset + 1), event: event, fence: fence)
         }
-    }
-
-    func json(for event: GeofenceEvent, fence: Fence?) -> JSONValue {
-        var object: [String: JSONValue] = [
-            "id": .string(event.id),
-            "visitId": .string(event.visitID),
-            "type": .string(event.kind.rawValue),
-            "fenceId": .string(event.fence.rawValue),
-            "deviceId": .string(event.device.rawValue),
-            "time": .string(RFC3339.string(from: event.time)),
-            "latitude": .double(event.coordinate.latitude),
-            "longitude": .double(event.coordinate.longitude),
-        ]
-        if let timeInside = event.timeInside { object["timeInside"] = .double(timeInside) }
-        if event.observedAt != event.time { object["observedAt"] = .string(RFC3339.string(from: event.observedAt)) }
-        if event.kind == .exit, event.reason != .left { object["reason"] = .string(event.reason.rawValue) }
-        if let fence {
-            if let name = fence.name { object["fenceName"] = .string(name) }
-            if let group = fence.group { object["group"] = .string(group) }
-            if let text = message(for: event, fence: fence) { object["message"] = .string(text) }
-        }
-        return .object(object)
-    }
-
-    /// `17:22:23` (UTC).
-    static func clock(_ date: Date) -> String {
-        let text = RFC3339.string(from: date)
-        let start = text.index(text.startIndex, offsetBy: 11), end = text.index(start, offsetBy: 8)
-        return String(text[start..<end])
     }
 
     /// `42 s`, `3 min 5 s`, `2 h 4 min`.
     static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return "\(seconds) s" }
         let total = Int(seconds.rounded())
         if total < 60 { return "\(total) s" }
         if total < 3600 { return total % 60 == 0 ? "\(total / 60) min" : "\(total / 60) min \(total % 60) s" }

@@ -3,6 +3,7 @@ import PerimeterEngine
 import PerimeterFences
 import PerimeterGeometry
 import PerimeterSVG
+import PerimeterService
 import PerimeterTracks
 
 /// `perimeter replay`: recorded tracks against fences, events printed in time order.
@@ -22,8 +23,11 @@ struct ReplayCommand {
       --radius METRES      Radius for Point, MultiPoint and line fences that set none.
       --speed M/S          Simulate tracks that carry no times (GeoJSON lines, GPX without <time>) at
                            this speed, one update per second, starting at 1970-01-01T00:00:00Z.
-      --format FORMAT      text (default): "Entered Firehole River at 17:22:23";
-                           ndjson: one JSON event per line (id, visitId, type, fenceId, deviceId, time, ...).
+      --format FORMAT      text (default): "Entered Firehole River at 17:22:23", then " — " and the
+                           fence's perimeter:message when it has one;
+                           ndjson: one JSON event per line, as the server writes events (sequence, id,
+                           visitId, type, fenceId, deviceId, time, ..., properties, message); sequence
+                           is the event's position in the output, from 1.
       --svg FILE           Also draw the fences (coloured by their last event), tracks and events as SVG.
       --strict             Treat every warning in the fence file as an error.
       -h, --help           Show this help.
@@ -98,12 +102,11 @@ struct ReplayCommand {
 
         let result = Self.replay(fences: fenceFile.fences, updates: updates,
                                  configuration: detection.configuration(defaultDwellTime: dwell), console: console)
-        let fences = FenceSet(fenceFile.fences)
         let devices = Set(updates.map(\.device))
-        let formatter = EventFormatter(format: format, fences: fences, manyDevices: devices.count > 1)
+        let formatter = EventFormatter(format: format, manyDevices: devices.count > 1)
         var text = ""
-        for event in result.events {
-            text += formatter.line(for: event)
+        for logged in EventFormatter.logged(result.events, fences: FenceSet(fenceFile.fences)) {
+            text += formatter.line(for: logged)
             text += "\n"
             if text.utf8.count > 1 << 16 {
                 console.output(text)

@@ -33,6 +33,8 @@ struct ServeCommand {
                              of once per request; a crash loses at most that interval (default: off).
       --allow-private-webhooks
                              Let webhooks target loopback, private and link-local addresses (default: refused).
+      --no-event-properties  Leave the fence's properties out of events (REST, stream, webhook bodies) unless
+                             a request asks for them with ?properties=true; saves bytes with large properties.
       -h, --help             Show this help.
     """
 
@@ -68,6 +70,7 @@ struct ServeCommand {
             configuration.commitInterval = milliseconds / 1000
         }
         configuration.allowPrivateWebhookTargets = args.flag("allow-private-webhooks")
+        configuration.api.eventProperties = !args.flag("no-event-properties")
         fences = try args.option("fences")
         try args.finish()
         self.configuration = configuration

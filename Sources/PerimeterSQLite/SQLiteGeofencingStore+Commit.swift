@@ -1,5 +1,6 @@
 import Foundation
 import PerimeterEngine
+import PerimeterGeoJSON
 import PerimeterService
 
 extension SQLiteGeofencingStore {
@@ -133,9 +134,10 @@ extension SQLiteGeofencingStore {
             }
             let insert = try db.statement(literal: """
                 INSERT INTO event (sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
-                    observed_at, reason)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    observed_at, reason, fence_name, grp, properties, message)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+            let writer = JSONWriter()
             var expected = first.sequence
             for logged in changes.events {
                 guard logged.sequence == expected else {
@@ -155,6 +157,10 @@ extension SQLiteGeofencingStore {
                 insert.bind(event.timeInside, at: 10)
                 insert.bind(event.observedAt.timeIntervalSinceReferenceDate, at: 11)
                 insert.bind(event.reason.rawValue, at: 12)
+                insert.bind(logged.fenceName, at: 13)
+                insert.bind(logged.group, at: 14)
+                insert.bind(logged.properties.isEmpty ? nil : writer.string(.object(logged.properties)), at: 15)
+                insert.bind(logged.message, at: 16)
                 try insert.execute()
             }
             connection.lastEventSequence = expected - 1

@@ -1,6 +1,7 @@
 import Foundation
 import PerimeterEngine
 import PerimeterFences
+import PerimeterGeoJSON
 import PerimeterGeometry
 import PerimeterService
 
@@ -87,7 +88,7 @@ extension SQLiteGeofencingStore {
             return try connection.withLock { connection throws in
                 let statement = try connection.db.statement(literal: """
                     SELECT sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
-                        observed_at, reason
+                        observed_at, reason, fence_name, grp, properties, message
                     FROM event WHERE sequence > ? ORDER BY sequence LIMIT ?
                     """)
                 statement.bind(sequence, at: 1)
@@ -109,7 +110,16 @@ extension SQLiteGeofencingStore {
                         coordinate: Coordinate(latitude: statement.double(7), longitude: statement.double(8)),
                         timeInside: statement.optionalDouble(9),
                         observedAt: Date(timeIntervalSinceReferenceDate: statement.double(10)), reason: reason)
-                    result.append(GeofencingEvent(sequence: statement.int64(0), event: event))
+                    var properties: [String: JSONValue] = [:]
+                    if let text = statement.optionalString(14) {
+                        guard case .object(let object)? = try? JSONParser().parse(text) else {
+                            throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has properties that are not a JSON object: \(text.prefix(80))")
+                        }
+                        properties = object
+                    }
+                    result.append(GeofencingEvent(sequence: statement.int64(0), event: event,
+                                                  fenceName: statement.optionalString(12), group: statement.optionalString(13),
+                                                  properties: properties, message: statement.optionalString(15)))
                 }
                 return result
             }

@@ -55,6 +55,21 @@ enum Schema {
         ALTER TABLE device_v3 RENAME TO device;
         CREATE INDEX device_position ON device (position);
         """,
+        // 4: events carry their fence's name, group, properties (JSON text, NULL for none) and rendered
+        // message, fixed when logged. Events logged before get the name, group and properties of their
+        // fence as it is now, when it still exists (what was reported for them until then); no message.
+        """
+        ALTER TABLE event ADD COLUMN fence_name TEXT;
+        ALTER TABLE event ADD COLUMN grp TEXT;
+        ALTER TABLE event ADD COLUMN properties TEXT;
+        ALTER TABLE event ADD COLUMN message TEXT;
+        UPDATE event SET
+            fence_name = (SELECT name FROM fence WHERE fence.id = event.fence),
+            grp = (SELECT grp FROM fence WHERE fence.id = event.fence),
+            properties = (SELECT CASE json_type(feature, '$.properties') WHEN 'object' THEN json_extract(feature, '$.properties') END
+                          FROM fence WHERE fence.id = event.fence);
+        UPDATE event SET properties = NULL WHERE properties = '{}';
+        """,
     ]
 
     /// The schema version this code writes.

@@ -12,15 +12,20 @@ public struct APIConfiguration: Sendable {
     public var rateBurst: Double
     /// Seconds between SSE heartbeat comments.
     public var heartbeatInterval: Double
+    /// Whether events carry their fence's `properties` unless a request says otherwise (query parameter
+    /// `properties`); webhook bodies follow it too. `perimeter serve --no-event-properties` turns it off.
+    public var eventProperties: Bool
 
     /// Creates a configuration.
     public init(tokens: [AccessToken] = [], maximumBodySize: Int = 16 << 20, maximumBatchSize: Int = 10_000,
-                rateLimit: Double? = nil, rateBurst: Double = 100, heartbeatInterval: Double = 15) {
+                rateLimit: Double? = nil, rateBurst: Double = 100, heartbeatInterval: Double = 15,
+                eventProperties: Bool = true) {
         self.tokens = tokens
         self.maximumBodySize = maximumBodySize
         self.maximumBatchSize = maximumBatchSize
         self.rateLimit = rateLimit
         self.rateBurst = rateBurst
         self.heartbeatInterval = heartbeatInterval
+        self.eventProperties = eventProperties
     }
 }

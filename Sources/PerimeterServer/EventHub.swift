@@ -26,7 +26,7 @@ public final class EventHub: Sendable {
         let stream: HTTPStream
         let filter: EventFilter
         var catchingUp: Bool
-        var pending: [(GeofencingEvent, String?)] = []
+        var pending: [GeofencingEvent] = []
         var lastSent: Int64
 
         init(stream: HTTPStream, filter: EventFilter, catchingUp: Bool, lastSent: Int64) {
@@ -72,31 +72,22 @@ public final class EventHub: Sendable {
     public var clientCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Sends a live event to every matching client (called in sequence order by one feeder).
-    /// - Complexity: O(clients); the frame is encoded once, and not at all without clients.
+    /// - Complexity: O(clients); the frame is encoded at most once with the fence's properties and once
+    ///   without, and not at all without clients that want it.
     public func publish(_ logged: GeofencingEvent) {
-        // Nobody listening: record the sequence (for resumes) without looking up the fence or
-        // encoding a frame.
-        let idle = state.withLock { s -> Bool in
-            guard s.subscribers.isEmpty else { return false }
-            s.lastPublished = max(s.lastPublished, logged.sequence)
-            return true
-        }
-        if idle { return }
-        let fence = (try? service.fence(id: logged.event.fence)) ?? nil
-        let group = fence?.group
-        let frame = Self.frame(logged, fence: fence)
         state.withLock { s in
             s.lastPublished = max(s.lastPublished, logged.sequence)
+            var frames = Frames(logged)
             var gone: [Int] = []
             for (id, subscriber) in s.subscribers {
                 if subscriber.catchingUp {
-                    subscriber.pending.append((logged, group))
+                    subscriber.pending.append(logged)
                     continue
                 }
                 guard logged.sequence > subscriber.lastSent else { continue }
                 subscriber.lastSent = logged.sequence
-                if subscriber.filter.matches(logged, group: group),
-                   !subscriber.stream.write(frame) {
+                if subscriber.filter.matches(logged),
+                   !subscriber.stream.write(frames.frame(properties: subscriber.filter.properties)) {
                     gone.append(id)
                 }
             }
@@ -158,9 +149,8 @@ public final class EventHub: Sendable {
             while true {
                 let page = try service.loggedEvents(after: cursor, limit: 500)
                 for logged in page {
-                    let fence = (try? service.fence(id: logged.event.fence)) ?? nil
-                    if filter.matches(logged, group: fence?.group) {
-                        _ = stream.write(Self.frame(logged, fence: fence))
+                    if filter.matches(logged) {
+                        _ = stream.write(Self.frame(logged, properties: filter.properties))
                     }
                     cursor = logged.sequence
                 }
@@ -172,11 +162,10 @@ public final class EventHub: Sendable {
         }
         state.withLock { s in
             guard s.subscribers[id] != nil else { return }
-            for (logged, group) in subscriber.pending where logged.sequence > cursor {
+            for logged in subscriber.pending where logged.sequence > cursor {
                 cursor = logged.sequence
-                if filter.matches(logged, group: group) {
-                    let fence = (try? service.fence(id: logged.event.fence)) ?? nil
-                    _ = stream.write(Self.frame(logged, fence: fence))
+                if filter.matches(logged) {
+                    _ = stream.write(Self.frame(logged, properties: filter.properties))
                 }
             }
             subscriber.pending = []
@@ -260,11 +249,30 @@ public final class EventHub: Sendable {
 
     static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-    static func frame(_ logged: GeofencingEvent, fence: Fence?) -> [UInt8] {
+    /// `id: <sequence>`, `event: <type>`, `data: <event JSON>` (with the fence's properties or not).
+    static func frame(_ logged: GeofencingEvent, properties: Bool) -> [UInt8] {
         var bytes = Array("id: \(logged.sequence)\nevent: \(logged.event.kind.rawValue)\ndata: ".utf8)
-        EventJSON.write(logged, fenceName: fence?.name, group: fence?.group, into: &bytes)
+        logged.writeJSON(into: &bytes, properties: properties)
         bytes.append(contentsOf: [10, 10])
         return bytes
+    }
+
+    /// An event's two frames (with and without the fence's properties), each built when first needed.
+    struct Frames {
+        let logged: GeofencingEvent
+        var withProperties: [UInt8]?
+        var withoutProperties: [UInt8]?
+
+        init(_ logged: GeofencingEvent) { self.logged = logged }
+
+        mutating func frame(properties: Bool) -> [UInt8] {
+            if properties {
+                if withProperties == nil { withProperties = EventHub.frame(logged, properties: true) }
+                return withProperties!
+            }
+            if withoutProperties == nil { withoutProperties = EventHub.frame(logged, properties: false) }
+            return withoutProperties!
+        }
     }
 
     /// `event: location` with `{"deviceId","time","latitude","longitude","accuracy"?}` and no `id:`.

@@ -53,6 +53,7 @@ public enum OpenAPI {
             "post": [
                 "operationId": "postLocations",
                 "summary": "Process one update, a JSON array of updates, or NDJSON (one update per line)",
+                "parameters": [propertiesParameter],
                 "requestBody": ["required": true, "content": [
                     "application/json": ["schema": ["oneOf": [ref("LocationUpdate"), ["type": "array", "items": ref("LocationUpdate")]]]],
                     "application/x-ndjson": ["schema": ["type": "string"]],
@@ -65,7 +66,7 @@ public enum OpenAPI {
             "get": operation("getDevice", "A device's fences, since when, and whether dwell fired",
                              responses: ["200": json(ref("Device")), "404": problem]),
             "delete": operation("forgetDevice", "Forget a device's state; exits=true first emits exits with reason reset",
-                                parameters: [query("exits", ["type": "boolean"])],
+                                parameters: [query("exits", ["type": "boolean"]), propertiesParameter],
                                 responses: ["200": json(["type": "object", "required": ["deviceId", "events"], "properties": [
                                     "deviceId": ["type": "string"], "events": ["type": "array", "items": ref("Event")]]]),
                                             "400": problem, "404": problem]),
@@ -81,7 +82,8 @@ public enum OpenAPI {
         "/v1/events": [
             "get": operation("getEvents", "Logged events after a sequence number, oldest first",
                              parameters: [query("after", ["type": "integer", "minimum": 0]),
-                                          query("limit", ["type": "integer", "minimum": 1, "maximum": 1000])],
+                                          query("limit", ["type": "integer", "minimum": 1, "maximum": 1000]),
+                                          propertiesParameter],
                              responses: ["200": json(["type": "object", "required": ["events", "next"], "properties": [
                                  "events": ["type": "array", "items": ref("Event")], "next": ["type": "integer"]]])]),
         ],
@@ -95,6 +97,7 @@ public enum OpenAPI {
                                  query("group", ["type": "string"]),
                                  query("type", ["type": "string", "pattern": "^(entry|dwell|exit|cross|inside)(,(entry|dwell|exit|cross|inside))*$"]),
                                  query("locations", ["type": "boolean"]),
+                                 propertiesParameter,
                              ],
                              responses: ["200": ["description": "An endless event stream",
                                                  "content": ["text/event-stream": ["schema": ["type": "string"]]]]]),
@@ -158,6 +161,8 @@ public enum OpenAPI {
                           "time": ["type": "string", "format": "date-time"], "observedAt": ["type": "string", "format": "date-time"],
                           "latitude": ["type": "number"], "longitude": ["type": "number"], "timeInside": ["type": "number"],
                           "reason": ["enum": ["left", "timeout", "reset"]], "fenceName": ["type": "string"], "group": ["type": "string"],
+                          "message": ["type": "string", "description": "The fence's perimeter:message rendered for this event; absent when it has none"],
+                          "properties": ["type": "object", "description": "The fence feature's properties when the event was logged; left out with properties=false"],
                       ]],
             "Device": ["type": "object", "required": ["deviceId", "lastUpdateTime", "consent", "inside"], "properties": [
                 "deviceId": ["type": "string"], "lastUpdateTime": ["type": "string", "format": "date-time"],
@@ -168,6 +173,13 @@ public enum OpenAPI {
                 ]]],
             ]],
         ],
+    ]
+
+    /// `properties=false` leaves the fences' properties out of the events (default: the server's
+    /// `--no-event-properties` setting, else true).
+    static let propertiesParameter: JSONValue = [
+        "name": "properties", "in": "query", "required": false, "schema": ["type": "boolean"],
+        "description": "Whether events carry their fence's properties (default true, unless the server runs with --no-event-properties)",
     ]
 
     static func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/" + name)] }

@@ -33,7 +33,8 @@ extension PerimeterAPI {
 
     /// `DELETE /v1/devices/{id}[?exits=true]`: forgets the device (presence, timers, option state); with
     /// `exits=true` it first gets an exit with reason `reset` from every fence it is inside. Answers
-    /// `{"deviceId","events"}`; 404 for a device the service does not know.
+    /// `{"deviceId","events"}` (`properties=false` as for `/v1/events`); 404 for a device the service
+    /// does not know.
     func forgetDevice(_ id: String, _ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let exits: Bool
         switch request.query["exits"] {
@@ -44,12 +45,23 @@ extension PerimeterAPI {
                           detail: "query parameter 'exits' is '\(other)'; it must be true or false",
                           extra: ["parameter": "exits"])
         }
+        let properties = try eventProperties(request)
+        let events: [GeofencingEvent]
         do throws(GeofencingError) {
-            let events = try service.forget(device: DeviceID(id), emittingExits: exits)
-            return Self.json(["deviceId": .string(id), "events": .array(events.map { EventJSON.value($0) })])
+            events = try service.forget(device: DeviceID(id), emittingExits: exits)
         } catch {
             throw error.problem
         }
+        // {"deviceId":…,"events":[…]}: what JSONWriter writes for that object, the events by their encoder.
+        var bytes = Array(#"{"deviceId":"#.utf8)
+        JSONWriter.appendString(id, to: &bytes)
+        bytes.append(contentsOf: #","events":["#.utf8)
+        for (k, logged) in events.enumerated() {
+            if k > 0 { bytes.append(UInt8(ascii: ",")) }
+            logged.writeJSON(into: &bytes, properties: properties)
+        }
+        bytes.append(contentsOf: "]}".utf8)
+        return HTTPResponse(status: 200, contentType: "application/json", bytes: bytes)
     }
 
     /// `PUT /v1/devices/{id}/consent` with `{"granted": true|false}`.

@@ -8,6 +8,7 @@ extension PerimeterAPI {
     /// `POST /v1/locations`: one update object, a JSON array of them, or NDJSON (content type
     /// `application/x-ndjson` or `application/ndjson`). Answers `{"accepted", "rejected": [{index,
     /// pointer, code, detail}], "events"}`; bad items are rejected one by one, the rest processed in one call.
+    /// `?properties=false` leaves the fences' properties out of the events.
     func postLocations(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let call = try prepareLocations(request)
         return try finishLocations(call, Result { () throws(GeofencingError) in try service.process(call.updates) })
@@ -19,12 +20,15 @@ extension PerimeterAPI {
         var batch: LocationBatch
         /// Items rejected while decoding: (index in the body, rejection document).
         var rejected: [(Int, JSONValue)]
+        /// Whether the answer's events carry their fence's properties (query parameter `properties`).
+        var properties = true
         /// The updates to process.
         var updates: [LocationUpdate] { batch.updates }
     }
 
     /// Decodes and checks the body, and counts the items that cannot be decoded.
     func prepareLocations(_ request: HTTPRequest) throws(Problem) -> LocationsCall {
+        let properties = try eventProperties(request)
         let batch = try Self.locationBatch(request)
         guard batch.count <= configuration.maximumBatchSize else {
             throw Problem(413, "batch-too-large", title: "Batch too large",
@@ -43,7 +47,7 @@ extension PerimeterAPI {
             rejected.append((broken.index, broken.document))
             metrics.recordRejectedUpdate(reason: "invalidJSON")
         }
-        return LocationsCall(batch: batch, rejected: rejected)
+        return LocationsCall(batch: batch, rejected: rejected, properties: properties)
     }
 
     /// The answer once the service processed the updates (or failed to).
@@ -82,30 +86,22 @@ extension PerimeterAPI {
         }
         metrics.recordUpdates(accepted: accepted)
         return HTTPResponse(status: 200, contentType: "application/json",
-                            bytes: locationsResponse(accepted: accepted, events: result.events, rejected: rejected))
+                            bytes: locationsResponse(accepted: accepted, events: result.events, rejected: rejected,
+                                                     properties: call.properties))
     }
 
     /// `{"accepted","events","rejected"}` written straight to bytes — what ``JSONWriter`` writes for the
-    /// same object, events as ``EventJSON`` — with each event's fence name and group looked up once per fence.
-    func locationsResponse(accepted: Int, events: [GeofencingEvent], rejected: [(Int, JSONValue)]) -> [UInt8] {
+    /// same object, events as ``GeofencingEvent/writeJSON(into:properties:)`` writes them.
+    func locationsResponse(accepted: Int, events: [GeofencingEvent], rejected: [(Int, JSONValue)],
+                           properties: Bool = true) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + events.count * 320)
         bytes.append(contentsOf: #"{"accepted":"#.utf8)
         JSONWriter.appendInteger(Int64(accepted), to: &bytes)
         bytes.append(contentsOf: #","events":["#.utf8)
-        var labels: [FenceID: (name: String?, group: String?)] = [:]
         for (k, logged) in events.enumerated() {
             if k > 0 { bytes.append(UInt8(ascii: ",")) }
-            let id = logged.event.fence
-            let label: (name: String?, group: String?)
-            if let known = labels[id] {
-                label = known
-            } else {
-                let fence = (try? service.fence(id: id)) ?? nil
-                label = (fence?.name, fence?.group)
-                labels[id] = label
-            }
-            EventJSON.write(logged, fenceName: label.name, group: label.group, into: &bytes)
+            logged.writeJSON(into: &bytes, properties: properties)
         }
         bytes.append(contentsOf: #"],"rejected":["#.utf8)
         let writer = JSONWriter()

@@ -265,6 +265,25 @@ public final class PerimeterAPI: Sendable {
         }
         return number
     }
+
+    /// The boolean query parameter `name` (`true`/`1`/empty or `false`/`0`), or `value` when absent.
+    func boolean(_ request: HTTPRequest, _ name: String, default value: Bool) throws(Problem) -> Bool {
+        guard let text = request.query[name] else { return value }
+        switch text.lowercased() {
+        case "true", "1", "": return true
+        case "false", "0": return false
+        default:
+            throw Problem(400, "invalid-parameter", title: "Invalid query parameter",
+                          detail: "query parameter '\(name)' is '\(text)'; it must be true or false",
+                          extra: ["parameter": .string(name)])
+        }
+    }
+
+    /// Whether the request's events carry their fence's properties: the query parameter `properties`,
+    /// else ``APIConfiguration/eventProperties``.
+    func eventProperties(_ request: HTTPRequest) throws(Problem) -> Bool {
+        try boolean(request, "properties", default: configuration.eventProperties)
+    }
 }
 
 extension GeofencingError {

@@ -87,7 +87,8 @@ public final class PerimeterServer: Sendable {
             }
             webhooks = try WebhookDispatcher(
                 service: service, store: store,
-                configuration: WebhookDispatcher.Configuration(allowPrivateTargets: configuration.allowPrivateWebhookTargets),
+                configuration: WebhookDispatcher.Configuration(allowPrivateTargets: configuration.allowPrivateWebhookTargets,
+                                                               eventProperties: configuration.api.eventProperties),
                 onOutcome: { _, outcome in metrics.recordWebhookDelivery(outcome: outcome.rawValue) })
         } catch {
             try? service.close()

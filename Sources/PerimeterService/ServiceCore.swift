@@ -91,14 +91,19 @@ struct ServiceCore {
 
     // MARK: - Events
 
-    /// Numbers `events`, queues them for the store and the streams, and appends them to `output`.
+    /// Numbers `events`, gives each its fence's name, group, properties and rendered message (fixed from
+    /// now on: the store keeps them with the event), queues them for the store and the streams, and
+    /// appends them to `output`.
     mutating func log(_ events: [GeofenceEvent], into output: inout [GeofencingEvent]) {
         guard !events.isEmpty else { return }
         output.reserveCapacity(output.count + events.count)
         let first = output.count
+        // Consecutive events are often of one fence (a batch of one device): look it up once for them.
+        var fence: Fence?
         for event in events {
             lastSequence += 1
-            let logged = GeofencingEvent(sequence: lastSequence, event: event)
+            if fence?.id != event.fence { fence = engine.fence(id: event.fence) }
+            let logged = GeofencingEvent(sequence: lastSequence, event: event, fence: fence)
             pending.events.append(logged)
             output.append(logged)
             for continuation in streams.values { continuation.yield(logged) }

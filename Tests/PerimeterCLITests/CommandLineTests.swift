@@ -32,9 +32,49 @@ struct CommandLineTests {
             "a: Entered Home at 10:00:00",
             "a: Dwelled in Home at 10:00:30",
             "a: Exited Home at 10:01:00 after 1 min",
-            "a: a is at the Shop at 10:01:00",
+            "a: Entered Shop at 10:01:00 — a is at the Shop",
             "b: Entered Home at 10:01:30",
         ])
+    }
+
+    @Test("with a message template, every text line still says which kind of event it is, then the message")
+    func messagesKeepTheKind() throws {
+        let dir = try temporaryDirectory()
+        let fences = try write(#"""
+            {"type":"Feature","id":"meadow","properties":{"name":"Meadow Section","perimeter:dwell":30,"perimeter:message":"{name} at {time}"},
+             "geometry":{"type":"Polygon","coordinates":[[[0,0],[0.01,0],[0.01,0.01],[0,0.01],[0,0]]]}}
+            """#, to: "m.geojson", in: dir)
+        let track = try write("deviceId,time,lat,lon\nv,1970-01-01T00:00:00Z,0.005,0.005\nv,1970-01-01T00:01:05Z,0.005,0.02\n",
+                              to: "m.csv", in: dir)
+        let run = perimeter("replay", "--fences", fences, "--track", track)
+        #expect(run.status == 0, "\(run.error)")
+        #expect(run.output.split(separator: "\n").map(String.init) == [
+            "Entered Meadow Section at 00:00:00 — Meadow Section at 00:00:00",
+            "Dwelled in Meadow Section at 00:00:30 — Meadow Section at 00:00:30",
+            "Exited Meadow Section at 00:01:05 after 1 min 5 s — Meadow Section at 00:01:05",
+        ])
+    }
+
+    @Test("replay --format ndjson prints the server's event JSON: sequence from 1, the fence's properties and message")
+    func ndjsonCarriesPropertiesAndMessage() throws {
+        let dir = try temporaryDirectory()
+        let fences = try write(squareFences, to: "f.geojson", in: dir)
+        let track = try write(twoDevicesCSV, to: "t.csv", in: dir)
+        let run = perimeter("replay", "--fences", fences, "--track", track, "--radius", "200", "--format", "ndjson")
+        #expect(run.status == 0, "\(run.error)")
+        let objects = try run.output.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(objects.map { $0["sequence"] as? Int } == [1, 2, 3, 4, 5])
+        #expect(objects.map { $0["type"] as? String } == ["entry", "dwell", "exit", "entry", "entry"])
+        let shop = objects[3]
+        #expect(shop["fenceId"] as? String == "shop" && shop["fenceName"] as? String == "Shop")
+        #expect(shop["message"] as? String == "a is at the Shop")
+        let properties = try #require(shop["properties"] as? [String: Any])
+        #expect(properties["name"] as? String == "Shop" && properties["perimeter:message"] as? String == "{device} is at the {name}")
+        #expect(objects[0]["message"] == nil, "no message without a template")
+        #expect((objects[0]["properties"] as? [String: Any])?["perimeter:dwell"] as? Int == 30)
+        #expect(objects[2]["reason"] as? String == "left" && objects[2]["observedAt"] is String)
     }
 
     @Test("usage errors: one line, exit status 64", arguments: [

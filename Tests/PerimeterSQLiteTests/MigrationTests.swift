@@ -1,6 +1,7 @@
 import Foundation
 import PerimeterEngine
 import PerimeterFences
+import PerimeterGeoJSON
 import PerimeterGeometry
 import PerimeterService
 import Testing
@@ -149,6 +150,75 @@ struct MigrationTests {
         #expect(try db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'device_v3'") == 0)
         #expect(try db.text("PRAGMA integrity_check") == "ok")
         db.close()
+    }
+
+    /// A version-3 file written with the version-3 schema SQL: events of a fence that still exists (with a
+    /// name, group and properties), of one whose feature has no properties, and of one since removed.
+    static func writeVersion3(_ path: String) throws {
+        let db = try Database(path: path)
+        for migration in Schema.migrations[0..<3] { try db.execute(migration) }
+        try db.execute("""
+            PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = 3;
+            INSERT INTO fence VALUES ('park', 1, '{"type":"Feature","id":"park","geometry":{"type":"Point","coordinates":[2,48]},"properties":{"name":"Park","perimeter:group":"parks","perimeter:radius":500,"tags":["a",1.5,null],"é":{"x":true}}}', 'parks', 'Park', NULL, NULL, NULL);
+            INSERT INTO fence VALUES ('bare', 2, '{"type":"Feature","id":"bare","geometry":{"type":"Point","coordinates":[3,48]},"properties":null}', NULL, NULL, NULL, NULL, NULL);
+            INSERT INTO event VALUES (1, 'e1', 'v1', 'entry', 'park', 'phone', -978306200, 48, 2, NULL, -978306200, 'left');
+            INSERT INTO event VALUES (2, 'e2', 'v2', 'entry', 'gone', 'phone', -978306100, 48, 2, NULL, -978306100, 'left');
+            INSERT INTO event VALUES (3, 'e3', 'v3', 'entry', 'bare', 'phone', -978306000, 48, 3, NULL, -978306000, 'left');
+            INSERT INTO meta VALUES ('processed_updates', 3);
+            """)
+        db.close()
+    }
+
+    @Test("a version-3 file is migrated: logged events get the name, group and properties of their fence if it still exists")
+    func migrateFromVersion3() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("v3.sqlite")
+        try Self.writeVersion3(path)
+        let store = try SQLiteGeofencingStore(path: path)
+        let events = try store.events(after: 0, limit: 10)
+        #expect(events.map(\.sequence) == [1, 2, 3])
+        #expect(events[0].fenceName == "Park" && events[0].group == "parks" && events[0].message == nil)
+        #expect(events[0].properties == ["name": "Park", "perimeter:group": "parks", "perimeter:radius": 500,
+                                         "tags": ["a", 1.5, nil], "é": ["x": true]])
+        #expect(events[1].fenceName == nil && events[1].group == nil && events[1].properties.isEmpty, "the fence was removed")
+        #expect(events[2].fenceName == nil && events[2].properties.isEmpty, "a feature without properties")
+
+        // New events are stored with theirs; the log continues.
+        var changes = StoreChanges()
+        changes.events = [GeofencingEvent(sequence: 4, event: GeofenceEvent(
+            id: "e4", visitID: "v1", kind: .exit, fence: "park", device: "phone",
+            time: Date(timeIntervalSince1970: 1003), coordinate: Coordinate(latitude: 48, longitude: 3)),
+            fenceName: "Park", group: "parks", properties: ["name": "Park"], message: "bye")]
+        try store.commit(changes)
+        store.close()
+        let reopened = try SQLiteGeofencingStore(path: path)
+        #expect(try reopened.events(after: 3, limit: 10) == changes.events)
+        reopened.close()
+        let db = try Database(path: path)
+        #expect(try db.integer("PRAGMA user_version") == Schema.version)
+        #expect(Schema.version == 4)
+        #expect(try db.text("PRAGMA integrity_check") == "ok")
+        db.close()
+    }
+
+    @Test("stored event properties that are not a JSON object are refused as incompatible storage, naming the event")
+    func damagedEventProperties() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("bad-events.sqlite")
+        try Self.writeVersion3(path)
+        try SQLiteGeofencingStore(path: path).close()
+        let db = try Database(path: path)
+        try db.execute("UPDATE event SET properties = '[1,' WHERE sequence = 2")
+        db.close()
+        let store = try SQLiteGeofencingStore(path: path)
+        defer { store.close() }
+        do {
+            _ = try store.events(after: 0, limit: 10)
+            Issue.record("expected an error")
+        } catch let error as GeofencingError {
+            #expect(error.code == .incompatibleStorage)
+            #expect(error.message.contains("event 2"), "\(error.message)")
+        }
     }
 
     /// The page size recorded in an SQLite file's header (bytes 16–17, big-endian; 1 means 65,536).

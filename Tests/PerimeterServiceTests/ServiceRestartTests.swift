@@ -94,6 +94,36 @@ struct ServiceRestartTests {
         #expect(exit.first?.event.visitID == entry.first?.event.visitID)
     }
 
+    @Test("events keep the fence's name, group, properties and message they were logged with: after edits, removal and a restart",
+          arguments: StoreKind.allCases)
+    func eventsKeepTheirFence(kind: StoreKind) throws {
+        let harness = StoreHarness(kind)
+        var service = try harness.service(GeofencingOptions())
+        let first = circle("park", latitude: 48, longitude: 2, radius: 500, group: "parks",
+                           extra: ["name": "Meadow", "perimeter:message": "{device} {event} {name} ({colour})", "colour": "green"])
+        try service.addFeature(first)
+        let entry = try service.process(LocationUpdate(device: "phone", time: date(0), latitude: 48, longitude: 2))
+        #expect(entry.count == 1)
+        #expect(entry.first?.fenceName == "Meadow" && entry.first?.group == "parks")
+        #expect(entry.first?.properties == first.properties)
+        #expect(entry.first?.message == "phone entry Meadow (green)")
+
+        // Edited: the next event has the new labels, the logged one keeps the old.
+        let second = circle("park", latitude: 48, longitude: 2, radius: 500,
+                            extra: ["name": "Old Meadow", "colour": "brown"])
+        try service.addFeature(second)
+        let exit = try service.process(LocationUpdate(device: "phone", time: date(60), latitude: 49, longitude: 2))
+        #expect(exit.map(\.event.kind) == [.exit])
+        #expect(exit.first?.fenceName == "Old Meadow" && exit.first?.group == nil && exit.first?.message == nil)
+        #expect(exit.first?.properties == second.properties)
+
+        try service.removeFeature(id: "park")
+        service = try harness.service(GeofencingOptions())
+        let logged = try service.loggedEvents(after: 0)
+        #expect(logged == entry + exit, "stored with the event, not looked up")
+        #expect(logged.first?.feature.properties["colour"] == "green")
+    }
+
     @Test("consent and removed features survive a restart", arguments: StoreKind.allCases)
     func consentAndRemovalPersist(kind: StoreKind) throws {
         let harness = StoreHarness(kind)

@@ -1,6 +1,7 @@
 import Foundation
 import PerimeterEngine
 import PerimeterFences
+import PerimeterGeoJSON
 import PerimeterGeometry
 import PerimeterService
 import Testing
@@ -17,12 +18,21 @@ struct StoreConformanceTests {
             })
     }
 
+    /// Event `n`; every other one carries its fence's name, group, properties (of every JSON kind) and
+    /// a message, the others none of them.
     static func event(_ n: Int64) -> GeofencingEvent {
-        GeofencingEvent(sequence: n, event: GeofenceEvent(
+        let labelled = n % 2 == 1
+        let properties: [String: JSONValue] = labelled
+            ? ["name": .string("Fence \(n) é😀"), "rank": .integer(n), "area": 0.1, "tags": ["a", nil, true, -0.5e-7],
+               "nested": ["deep": ["x": "\"q\"\n"]], "perimeter:message": "{name}"]
+            : [:]
+        return GeofencingEvent(sequence: n, event: GeofenceEvent(
             id: "id\(n)", visitID: "visit\(n)", kind: GeofenceEventKind.allCases[Int(n) % 3], fence: FenceID("f\(n % 4)"),
             device: DeviceID("d\(n % 3)"), time: Date(timeIntervalSince1970: 1_750_000_000.1 + Double(n) / 7),
             coordinate: Coordinate(latitude: 48 + Double(n) / 1e6, longitude: 2.5), timeInside: n % 3 == 2 ? 12.5 : nil,
-            observedAt: Date(timeIntervalSince1970: 1_750_000_100.3 + Double(n) / 7), reason: n % 2 == 0 ? .left : .timeout))
+            observedAt: Date(timeIntervalSince1970: 1_750_000_100.3 + Double(n) / 7), reason: n % 2 == 0 ? .left : .timeout),
+            fenceName: labelled ? "Fence \(n) é😀" : nil, group: labelled ? "g\(n)" : nil, properties: properties,
+            message: labelled ? (n == 1 ? "" : "Fence \(n) é😀") : nil)
     }
 
     static func fence(_ id: String, position: Int64, group: String? = nil) -> StoredFence {

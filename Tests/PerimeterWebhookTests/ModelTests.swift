@@ -94,11 +94,17 @@ struct ModelTests {
     }
 
     @Test func cloudEventBodyAndHeaders() throws {
-        let logged = GeofencingEvent(sequence: 17, event: event(.exit))
-        let encoder = CloudEventEncoder(source: "/perimeter/test")
         let fence = try #require(try makeService().fence(id: "a"))
-        let body = encoder.body(for: logged, fence: fence)
+        let logged = GeofencingEvent(sequence: 17, event: event(.exit), fence: fence)
+        let encoder = CloudEventEncoder(source: "/perimeter/test")
+        let body = encoder.body(for: logged)
         let value = try JSONParser().parse(body)
+        // The envelope is what JSONWriter writes for it; `data` is the event's one JSON form.
+        var envelope = try #require(value.objectValue)
+        envelope["data"] = try JSONParser().parse(logged.json())
+        #expect(String(decoding: body, as: UTF8.self) == JSONWriter().string(.object(envelope)))
+        #expect(envelope.keys.sorted() == ["data", "datacontenttype", "id", "source", "specversion", "subject", "time", "type"])
+        #expect(value["subject"] == "d1")
         #expect(value["specversion"] == "1.0")
         #expect(value["id"]?.stringValue == logged.event.id)
         #expect(value["type"] == "perimeter.geofence.exit")
@@ -110,6 +116,9 @@ struct ModelTests {
         #expect(data["deviceId"] == "d1" && data["fenceId"] == "a" && data["type"] == "exit")
         #expect(data["timeInside"]?.doubleValue == 120 && data["reason"] == "left")
         #expect(data["fenceName"] == "Square a" && data["group"] == "north")
+        #expect(data["properties"] == .object(fence.properties))
+        let lean = try JSONParser().parse(CloudEventEncoder(source: "/perimeter/test", properties: false).body(for: logged))
+        #expect(lean["data"]?["properties"] == nil && lean["data"]?["fenceName"] == "Square a")
         #expect(data["latitude"]?.doubleValue == 10.5 && data["longitude"]?.doubleValue == 20.25)
         let headers = Dictionary(uniqueKeysWithValues: encoder.headers(for: logged, body: body, webhookID: "wh_1",
                                                                        secret: "0123456789abcdef", now: Date(timeIntervalSince1970: 1_700_000_123.9)))

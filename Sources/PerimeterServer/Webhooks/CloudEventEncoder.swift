@@ -1,5 +1,4 @@
 import Foundation
-import PerimeterFences
 import PerimeterGeoJSON
 import PerimeterService
 
@@ -12,26 +11,35 @@ import PerimeterService
 public struct CloudEventEncoder: Sendable {
     /// The CloudEvents `source` attribute (a URI reference naming this server).
     public var source: String
+    /// Whether `data` carries the fence's `properties`.
+    public var properties: Bool
 
     /// Creates an encoder.
-    public init(source: String = "/perimeter") {
+    public init(source: String = "/perimeter", properties: Bool = true) {
         self.source = source
+        self.properties = properties
     }
 
     /// The CloudEvents type of an event kind: `perimeter.geofence.entry`, `.dwell`, `.exit`, ….
     public static func type(of logged: GeofencingEvent) -> String { "perimeter.geofence.\(logged.event.kind.rawValue)" }
 
-    /// The body bytes (deterministic: sorted keys); `data` is ``EventJSON`` of the event, with the
-    /// fence's name and group when `fence` is given.
-    public func body(for logged: GeofencingEvent, fence: Fence? = nil) -> [UInt8] {
-        let value: JSONValue = .object([
-            "specversion": "1.0", "id": .string(logged.event.id), "source": .string(source),
-            "type": .string(Self.type(of: logged)), "subject": .string(logged.event.device.rawValue),
-            "time": .string(RFC3339.string(from: logged.event.time)), "datacontenttype": "application/json",
-            "data": EventJSON.value(logged, fence: fence),
-        ])
-        var bytes: [UInt8] = []
-        JSONWriter().write(value, into: &bytes)
+    /// The body bytes (deterministic: members sorted by name, as ``JSONWriter`` writes the object);
+    /// `data` is the event's JSON (``GeofencingEvent/writeJSON(into:properties:)``).
+    public func body(for logged: GeofencingEvent) -> [UInt8] {
+        var bytes = Array(#"{"data":"#.utf8)
+        bytes.reserveCapacity(512)
+        logged.writeJSON(into: &bytes, properties: properties)
+        bytes.append(contentsOf: #","datacontenttype":"application/json","id":"#.utf8)
+        JSONWriter.appendString(logged.event.id, to: &bytes)
+        bytes.append(contentsOf: #","source":"#.utf8)
+        JSONWriter.appendString(source, to: &bytes)
+        bytes.append(contentsOf: #","specversion":"1.0","subject":"#.utf8)
+        JSONWriter.appendString(logged.event.device.rawValue, to: &bytes)
+        bytes.append(contentsOf: #","time":""#.utf8)
+        RFC3339.append(logged.event.time, to: &bytes)
+        bytes.append(contentsOf: #"","type":"#.utf8)
+        JSONWriter.appendString(Self.type(of: logged), to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
         return bytes
     }
 

@@ -66,7 +66,7 @@ public final class WebhookDispatcher: Sendable {
             transport: transport ?? WebhookHTTPClient(
                 policy: TargetAddressPolicy(allowPrivateTargets: configuration.allowPrivateTargets),
                 connectTimeout: configuration.connectTimeout, responseTimeout: configuration.responseTimeout),
-            encoder: CloudEventEncoder(source: configuration.source), now: now, onOutcome: onOutcome,
+            encoder: CloudEventEncoder(source: configuration.source, properties: configuration.eventProperties), now: now, onOutcome: onOutcome,
             jitterSeed: configuration.jitterSeed ?? system.next())
     }
 

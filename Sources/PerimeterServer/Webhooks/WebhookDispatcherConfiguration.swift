@@ -19,11 +19,14 @@ extension WebhookDispatcher {
         public var batchSize: Int
         /// Seed of the jitter generator; `nil` seeds from the system generator. Set it in tests.
         public var jitterSeed: UInt64?
+        /// Whether the event in a body carries its fence's `properties` (default `true`).
+        public var eventProperties: Bool
 
         /// Creates a configuration.
         public init(retryPolicy: WebhookRetryPolicy = WebhookRetryPolicy(), allowPrivateTargets: Bool = false,
                     connectTimeout: TimeInterval = 5, responseTimeout: TimeInterval = 10, source: String = "/perimeter",
-                    idlePollInterval: TimeInterval = 1, batchSize: Int = 256, jitterSeed: UInt64? = nil) {
+                    idlePollInterval: TimeInterval = 1, batchSize: Int = 256, jitterSeed: UInt64? = nil,
+                    eventProperties: Bool = true) {
             self.retryPolicy = retryPolicy
             self.allowPrivateTargets = allowPrivateTargets
             self.connectTimeout = connectTimeout
@@ -32,6 +35,7 @@ extension WebhookDispatcher {
             self.idlePollInterval = idlePollInterval
             self.batchSize = batchSize
             self.jitterSeed = jitterSeed
+            self.eventProperties = eventProperties
         }
 
         /// Why the configuration is unusable, or `nil`.

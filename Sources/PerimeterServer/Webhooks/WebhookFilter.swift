@@ -21,7 +21,7 @@ public struct WebhookFilter: Hashable, Sendable {
         self.types = types
     }
 
-    /// Whether `event`, of a fence in `group`, passes the filter.
+    /// Whether `event`, of a fence in `group` (the logged event's ``GeofencingEvent/group``), passes the filter.
     /// - Complexity: O(1) expected.
     public func matches(_ event: GeofenceEvent, group: String?) -> Bool {
         if !devices.isEmpty && !devices.contains(event.device.rawValue) { return false }
@@ -32,7 +32,4 @@ public struct WebhookFilter: Hashable, Sendable {
         }
         return true
     }
-
-    /// Whether matching needs the fence's group (so callers can skip the look-up).
-    public var needsGroup: Bool { !groups.isEmpty }
 }

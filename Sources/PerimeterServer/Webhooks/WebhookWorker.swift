@@ -140,16 +140,7 @@ final class WebhookWorker: @unchecked Sendable {
             let logged = buffer[bufferIndex]
             bufferIndex += 1
             guard logged.sequence > state.cursor else { continue }
-            var group: String?
-            if registration.filter.needsGroup {
-                do {
-                    group = try dispatcher.service.fence(id: logged.event.fence)?.group
-                } catch {
-                    // The service is not configured (closing or restarting): decide later, skip nothing.
-                    return storeFailed(WebhookError(.storageFailure, "cannot look up fence \(logged.event.fence): \(error.message)"))
-                }
-            }
-            if registration.filter.matches(logged.event, group: group) {
+            if registration.filter.matches(logged.event, group: logged.group) {
                 return attempt(logged, redrive: false, previous: nil)
             }
             state.cursor = logged.sequence
@@ -177,8 +168,7 @@ final class WebhookWorker: @unchecked Sendable {
 
     /// Sends `logged` once and records the outcome.
     private func attempt(_ logged: GeofencingEvent, redrive: Bool, previous: PendingDelivery?) -> TimeInterval {
-        let fence = (try? dispatcher.service.fence(id: logged.event.fence)) ?? nil
-        let body = dispatcher.encoder.body(for: logged, fence: fence)
+        let body = dispatcher.encoder.body(for: logged)
         let started = dispatcher.now()
         let headers = dispatcher.encoder.headers(for: logged, body: body, webhookID: registration.id,
                                                  secret: registration.secret, now: started)
