@@ -262,7 +262,7 @@ public struct FenceLoader: Sendable {
             if let radius {
                 if radiusIsDefault {
                     // Said aloud: a missing radius is more often an oversight than a wish for the default.
-                    context.warning(at: path, "\(what) fence sets no radius (\"\(FenceProperties.radius)\" or \"\(FenceProperties.mapboxPointRadius)\"); it gets the default radius of \(JSONWriter.format(radius) ?? "\(radius)") m")
+                    context.warning(at: path, "\(what) fence sets no radius (\"\(FenceProperties.radius)\" or \"\(FenceProperties.mapboxPointRadius)\"); it gets the default radius of \(radius == radius.rounded() && abs(radius) < 1e15 ? String(Int64(radius)) : String(radius)) m")
                 }
                 return radius
             }
