@@ -105,6 +105,18 @@ struct CommandLineTests {
         #expect(validate.output.contains("feature 1 (id \"shop\")") && validate.output.contains("default radius of 300 m"))
     }
 
+    @Test("serve --config: a bad options file is one line naming the file and the member, exit status 65")
+    func badOptionsFile() throws {
+        let dir = try temporaryDirectory()
+        let config = try write(#"{"defaultDwellTime": 60, "allowedLateness": "late"}"#, to: "options.json", in: dir)
+        let run = perimeter("serve", "--port", "0", "--config", config)
+        #expect(run.status == 65)
+        #expect(run.error == "perimeter: serve: \(config): $.allowedLateness: must be a number ≥ 0 (seconds), not \"late\"\n")
+        let missing = perimeter("serve", "--port", "0", "--config", dir.appendingPathComponent("none.json").path)
+        #expect(missing.status == 66)
+        #expect(missing.error.contains("none.json' does not exist"))
+    }
+
     @Test("a broken track: one line naming file and line, exit status 65")
     func badTrack() throws {
         let dir = try temporaryDirectory()
