@@ -63,6 +63,10 @@ let package = Package(
         ], path: "Benchmarks/PerimeterBenchmarks"),
         .executableTarget(name: "perimeter-bench", dependencies: ["PerimeterBenchmarks"], path: "Benchmarks/perimeter-bench"),
 
+        // MARK: Examples (docs/service.md, "Coming from Mapbox"): built and tested by make test.
+        .target(name: "MapboxTutorial", dependencies: ["PerimeterService", "PerimeterEngine", "PerimeterGeoJSON"],
+                path: "Examples/MapboxTutorial"),
+
         // MARK: Tests
         .target(name: "PerimeterTestSupport", path: "Sources/PerimeterTestSupport"),
         .testTarget(name: "PerimeterGeometryTests", dependencies: ["PerimeterTestSupport", "PerimeterGeometry"]),
@@ -86,5 +90,8 @@ let package = Package(
             "PerimeterTestSupport", "PerimeterServer", "PerimeterService", "PerimeterSQLite",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
+        .testTarget(name: "MapboxTutorialTests", dependencies: [
+            "MapboxTutorial", "PerimeterService", "PerimeterEngine", "PerimeterGeoJSON",
+        ]),
     ]
 )

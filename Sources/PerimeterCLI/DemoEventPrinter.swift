@@ -11,7 +11,7 @@ import Synchronization
 /// before the simulation records that update as sent — no task of the (two-thread) cooperative pool is
 /// needed to consume a stream, and when the drive has ended all its events have been printed.
 /// Events of other devices (drives started from the map page) are printed too, prefixed with the device.
-final class DemoEventPrinter: GeofencingObserver {
+final class DemoEventPrinter: ExtendedGeofencingObserver {
     /// The device whose events are kept.
     let device: DeviceID
     private let console: Console
@@ -30,14 +30,18 @@ final class DemoEventPrinter: GeofencingObserver {
     /// The demo device's events so far, in log order.
     var events: [GeofenceEvent] { kept.withLock { $0 } }
 
-    func onEntry(_ event: GeofencingEvent) { show(event) }
-    func onDwell(_ event: GeofencingEvent) { show(event) }
-    func onExit(_ event: GeofencingEvent) { show(event) }
-    func onCross(_ event: GeofencingEvent) { show(event) }
-    func onInside(_ event: GeofencingEvent) { show(event) }
+    func onEntry(event: GeofencingEvent) { show(event) }
+    func onDwell(event: GeofencingEvent) { show(event) }
+    func onExit(event: GeofencingEvent) { show(event) }
+    func onCross(event: GeofencingEvent) { show(event) }
+    func onInside(event: GeofencingEvent) { show(event) }
+    /// The demo does not change consent.
+    func onUserConsentChanged(isConsentGiven: Bool) {}
+    /// The demo does not change consent.
+    func onUserConsentChanged(device: DeviceID, isConsentGiven: Bool) {}
 
     /// A rejected update of the demo device is worth a line on standard error (it changes the events).
-    func onError(_ error: GeofencingError) {
+    func onError(error: GeofencingError) {
         guard error.device == device else { return }
         console.complain("demo: an update of \(device) was rejected: \(error.message)")
     }

@@ -20,7 +20,8 @@ struct ReplayCommand {
                            else sniffed). Repeat for several tracks. Required.
       --device ID          Device id for tracks that name none (default: the file name without extension).
       --dwell SECONDS      Dwell time for fences that set none (default: no dwell).
-      --radius METRES      Radius for Point, MultiPoint and line fences that set none.
+      --radius METRES      Radius for Point, MultiPoint and line fences that set none (default 300, as
+                           the service's defaultRadius; each fence that gets it is named in a warning).
       --speed M/S          Simulate tracks that carry no times (GeoJSON lines, GPX without <time>) at
                            this speed, one update per second, starting at 1970-01-01T00:00:00Z.
       --format FORMAT      text (default): "Entered Firehole River at 17:22:23", then " — " and the
@@ -54,7 +55,7 @@ struct ReplayCommand {
         trackPaths = try args.options("track")
         device = try args.option("device").map { DeviceID($0) }
         dwell = try args.number("dwell", in: 0...31_536_000)
-        radius = try args.number("radius", in: 0.001...20_037_508)
+        radius = try args.number("radius", in: 0.001...20_037_508) ?? FenceLoader.Options.mapboxDefaultRadius
         speed = try args.number("speed", in: 0.001...100_000)
         format = try args.choice("format", EventFormatter.Format.allCases.map(\.rawValue)).flatMap(EventFormatter.Format.init) ?? .text
         svgPath = try args.option("svg")

@@ -6,7 +6,7 @@ import PerimeterService
 struct ServeCommand {
     static let help = """
     Usage: perimeter serve [--db FILE] [--bind ADDRESS] [--port PORT] [--token NAME:SCOPES:SECRET]...
-                           [--token-file FILE] [--fences FILE] [options]
+                           [--token-file FILE] [--fences FILE] [--config FILE] [options]
 
     Serves the geofencing API under /v1 (fences, locations, devices, events, a Server-Sent-Events stream,
     simulations, webhooks), the live map page at /, /healthz, /readyz, /metrics and /openapi.json. State lives in the SQLite file; SIGTERM or SIGINT stops
@@ -21,10 +21,14 @@ struct ServeCommand {
                              Repeatable. Without any token, no authentication (loopback only).
       --token-file FILE      Tokens, one NAME:SCOPES:SECRET per line (# comments).
       --fences FILE          Preload a GeoJSON FeatureCollection (added or replaced by id, atomically).
+      --config FILE          Engine-wide options, a JSON object: defaultDwellTime, defaultRadius (300),
+                             maximumMonitoredFeatures, maximumHorizontalAccuracy, timeModel ("live" or
+                             "data"), allowedLateness, maximumFutureSkew, consentByDefault, reorderWindow,
+                             deduplicate, detectionOptions (fence property keys); see docs/server.md.
       --threads N            HTTP event-loop threads (default 2); each serves its share of the connections.
       --checkpoint-pages N   Let the write-ahead log grow to N pages (1 KiB; 4 KiB in older store files)
                              before a commit copies it into the database (default 10000; SQLite's own is 1000).
-      --dwell SECONDS        Default dwell time for fences without one.
+      --dwell SECONDS        Default dwell time for fences without one (wins over --config).
       --max-body BYTES       Largest request body (default 16777216).
       --max-batch N          Most updates per POST /v1/locations (default 10000).
       --rate-limit N         Requests per second per token (default: unlimited); --burst N (default 100).
@@ -60,6 +64,14 @@ struct ServeCommand {
             throw CommandLineError.usage("serve: \(error.message)")
         }
         configuration.api.tokens = tokens
+        if let path = try args.option("config") {
+            let bytes = try InputFiles.bytes(path, what: "options file")
+            do throws(OptionsFile.Problem) {
+                configuration.options = try OptionsFile.options(from: bytes, base: configuration.options)
+            } catch {
+                throw CommandLineError.data("serve: \(path): \(error)")
+            }
+        }
         if let dwell = try args.number("dwell", in: 0...1e9) { configuration.options.defaultDwellTime = dwell }
         if let body = try args.number("max-body", in: 1...1e10) { configuration.api.maximumBodySize = Int(body) }
         if let batch = try args.number("max-batch", in: 1...1e8) { configuration.api.maximumBatchSize = Int(batch) }

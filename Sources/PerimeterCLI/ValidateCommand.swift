@@ -6,25 +6,27 @@ struct ValidateCommand {
     Usage: perimeter validate FILE [--strict] [--radius METRES]
 
     Checks a GeoJSON fence file and prints every problem with the feature, its id and the JSON path:
-    syntax errors, bad coordinates, unclosed rings, unknown types, duplicate ids, Point fences without
-    a radius, bad property values (errors); self-intersecting rings and other suspicious input
-    (warnings: the fence is still used, see docs/fences.md). Exits 1 when there are errors.
+    syntax errors, bad coordinates, unclosed rings, unknown types, duplicate ids, bad property values
+    (errors); self-intersecting rings, Point, MultiPoint and line fences that set no radius and get the
+    default, and other suspicious input (warnings: the fence is still used, see docs/fences.md). Exits 1
+    when there are errors.
 
     Options:
       --strict          Count warnings as errors.
-      --radius METRES   Default radius for Point, MultiPoint and line fences (as 'perimeter replay').
+      --radius METRES   Default radius for Point, MultiPoint and line fences (default 300, as
+                        'perimeter replay' and the service).
       -h, --help        Show this help.
     """
 
     var path: String
     var strict: Bool
-    var radius: Double?
+    var radius: Double
 
     init?(_ arguments: [String]) throws {
         var args = Arguments(arguments, command: "validate")
         if args.wantsHelp() { return nil }
         strict = args.flag("strict")
-        radius = try args.number("radius", in: 0.001...20_037_508)
+        radius = try args.number("radius", in: 0.001...20_037_508) ?? FenceLoader.Options.mapboxDefaultRadius
         let files = try args.positionals()
         guard files.count == 1 else {
             throw CommandLineError.usage("validate: give exactly one fence file (see 'perimeter validate --help')")

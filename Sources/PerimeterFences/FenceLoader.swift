@@ -14,7 +14,12 @@ import PerimeterGeometry
 public struct FenceLoader: Sendable {
     /// Loading options.
     public struct Options: Hashable, Sendable {
-        /// Radius in metres for Point, MultiPoint and line fences that set none.
+        /// Mapbox's documented radius for Point features that set none, in metres: what
+        /// `GeofencingOptions`, `perimeter replay` and `perimeter validate` use unless told otherwise.
+        public static let mapboxDefaultRadius: Double = 300
+
+        /// Radius in metres for Point, MultiPoint and line fences that set none; each fence that gets
+        /// it is reported with a warning. `nil`: such a fence is an error.
         public var defaultRadius: Double?
         /// Turn every warning into an error (the fence is then skipped).
         public var strict: Bool
@@ -143,7 +148,8 @@ public struct FenceLoader: Sendable {
             return nil
         }
         let geometryPath = context.path.appending(.key("geometry"))
-        guard let shape = makeShape(geometry, radius: settings.radius, path: geometryPath, &context) else { return nil }
+        guard let shape = makeShape(geometry, radius: settings.radius, radiusIsDefault: settings.radiusIsDefault,
+                                    path: geometryPath, &context) else { return nil }
         checkCoordinates(of: shape, path: geometryPath, &context)
         guard !context.failed else { return nil }
         return Fence(id: id, region: Region(shape, buffer: settings.buffer ?? 0), name: settings.name,
@@ -156,6 +162,7 @@ public struct FenceLoader: Sendable {
         var name: String?
         var dwell: Double?
         var radius: Double?
+        var radiusIsDefault = false
         var buffer: Double?
         var events: GeofenceEventKinds?
         var group: String?
@@ -191,7 +198,10 @@ public struct FenceLoader: Sendable {
             settings.dwell = minutes * 60
         }
         settings.radius = metres(FenceProperties.radius, allowZero: false) ?? metres(FenceProperties.mapboxPointRadius, allowZero: false)
-            ?? options.defaultRadius
+        if settings.radius == nil, let radius = options.defaultRadius {
+            settings.radius = radius
+            settings.radiusIsDefault = true
+        }
         settings.buffer = metres(FenceProperties.buffer)
 
         if let value = properties[FenceProperties.events], !value.isNull {
@@ -246,10 +256,16 @@ public struct FenceLoader: Sendable {
 
     // MARK: - Geometry
 
-    private func makeShape(_ geometry: GeoJSON.Geometry, radius: Double?, path: JSONPath,
+    private func makeShape(_ geometry: GeoJSON.Geometry, radius: Double?, radiusIsDefault: Bool = false, path: JSONPath,
                            _ context: inout Context) -> Region.Shape? {
         func needRadius(_ what: String) -> Double? {
-            if let radius { return radius }
+            if let radius {
+                if radiusIsDefault {
+                    // Said aloud: a missing radius is more often an oversight than a wish for the default.
+                    context.warning(at: path, "\(what) fence sets no radius (\"\(FenceProperties.radius)\" or \"\(FenceProperties.mapboxPointRadius)\"); it gets the default radius of \(radius == radius.rounded() && abs(radius) < 1e15 ? String(Int64(radius)) : String(radius)) m")
+                }
+                return radius
+            }
             context.error(at: path, "\(what) fence needs a radius: set \"\(FenceProperties.radius)\" (metres) or \"\(FenceProperties.mapboxPointRadius)\", or give a default radius")
             return nil
         }

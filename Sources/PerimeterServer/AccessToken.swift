@@ -9,7 +9,7 @@ public struct AccessToken: Hashable, Sendable {
         case read
         /// Change fences, send locations, set consent.
         case write
-        /// Everything (administration: webhooks, deleting groups).
+        /// Everything (administration: webhooks, deleting groups or every fence, service-wide consent).
         case admin
     }
 

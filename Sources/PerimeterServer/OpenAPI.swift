@@ -13,7 +13,18 @@ public enum OpenAPI {
         ],
         "components": components,
         "security": [["bearer": []]],
-        "paths": .object(corePaths.merging(simulationPaths) { a, _ in a }.merging(webhookPaths) { a, _ in a }),
+        "paths": .object(corePaths.merging(simulationPaths) { a, _ in a }.merging(webhookPaths) { a, _ in a }
+            .merging(consentPaths) { a, _ in a }),
+    ]
+
+    /// Service-wide consent (Mapbox's user consent): read with the read scope, set with admin.
+    static let consentPaths: [String: JSONValue] = [
+        "/v1/consent": [
+            "get": operation("getServiceConsent", "Whether service-wide consent is given",
+                             responses: ["200": json(ref("Consent"))]),
+            "put": operation("putServiceConsent", "Give or revoke service-wide consent (admin scope); without it no update is processed",
+                             body: ref("Consent"), responses: ["200": json(ref("Consent")), "422": problem]),
+        ],
     ]
 
     /// The paths of the core API (health, fences, locations, devices, events).
@@ -35,10 +46,12 @@ public enum OpenAPI {
                               body: ref("FeatureCollection"),
                               responses: ["200": json(["type": "object", "properties": ["imported": ["type": "integer"]]]),
                                           "413": problem, "422": problem]),
-            "delete": operation("deleteGroup", "Delete every fence of a group (admin scope)",
-                                parameters: [query("group", ["type": "string", "minLength": 1], required: true)],
+            "delete": operation("deleteGroup", "Delete every fence of a group, or with all=true every fence (admin scope); 400 without either",
+                                parameters: [query("group", ["type": "string", "minLength": 1]),
+                                             query("all", ["type": "string", "enum": ["true"]])],
                                 responses: ["200": json(["type": "object", "properties": [
-                                    "removed": ["type": "integer"], "group": ["type": "string"]]])]),
+                                    "removed": ["type": "integer"], "group": ["type": "string"], "all": ["type": "boolean"]]]),
+                                            "400": problem]),
         ],
         "/v1/fences/{id}": [
             "parameters": [pathParameter("id")],
@@ -152,6 +165,7 @@ public enum OpenAPI {
                 ]]],
                 "events": ["type": "array", "items": ref("Event")],
             ]],
+            "Consent": ["type": "object", "required": ["granted"], "properties": ["granted": ["type": "boolean"]]],
             "Event": ["type": "object",
                       "required": ["sequence", "id", "visitId", "type", "fenceId", "deviceId", "time", "observedAt", "latitude", "longitude"],
                       "properties": [

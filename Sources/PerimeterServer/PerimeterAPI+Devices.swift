@@ -66,13 +66,7 @@ extension PerimeterAPI {
 
     /// `PUT /v1/devices/{id}/consent` with `{"granted": true|false}`.
     func putConsent(_ id: String, _ request: HTTPRequest) throws(Problem) -> HTTPResponse {
-        let body = try Self.parseJSON(request.body)
-        guard case .object(let object) = body else {
-            throw Problem.invalidField(JSONPath(), "the body must be an object like {\"granted\": true}")
-        }
-        guard case .bool(let granted)? = object["granted"] else {
-            throw Problem.invalidField(JSONPath([.key("granted")]), "granted must be true or false")
-        }
+        let granted = try Self.readGranted(request.body)
         do throws(GeofencingError) {
             try service.setUserConsent(granted, for: DeviceID(id))
         } catch {

@@ -64,16 +64,32 @@ extension PerimeterAPI {
         return HTTPResponse(status: 204)
     }
 
-    /// `DELETE /v1/fences?group=G`: removes a group.
+    /// `DELETE /v1/fences?group=G`: removes a group; `DELETE /v1/fences?all=true`: removes every fence.
+    /// Without either (or with both) nothing is removed: 400.
     func deleteGroup(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
-        guard let group = request.query["group"], !group.isEmpty else {
+        let group = request.query["group"].flatMap { $0.isEmpty ? nil : $0 }
+        let all = request.query["all"]
+        guard (group == nil) != (all == nil) else {
             throw Problem(400, "missing-parameter", title: "Missing query parameter",
-                          detail: "DELETE /v1/fences needs ?group=NAME (deleting every fence at once is not offered)",
-                          extra: ["parameter": "group"])
+                          detail: group == nil
+                              ? "DELETE /v1/fences needs ?group=NAME, or ?all=true to delete every fence"
+                              : "give either ?group=NAME or ?all=true, not both",
+                          extra: ["parameter": group == nil ? "group" : "all"])
+        }
+        if let all, all != "true" {
+            throw Problem(400, "invalid-parameter", title: "Invalid query parameter",
+                          detail: "all must be exactly 'true' to delete every fence, not '\(all)'",
+                          extra: ["parameter": "all"])
         }
         do throws(GeofencingError) {
-            let removed = try service.removeFeatures(group: group)
-            return Self.json(["removed": .integer(Int64(removed)), "group": .string(group)])
+            if let group {
+                let removed = try service.removeFeatures(group: group)
+                return Self.json(["removed": .integer(Int64(removed)), "group": .string(group)])
+            }
+            // Counted first: a fence added between the two calls is removed but not counted.
+            let removed = try service.features().count
+            try service.clearFeatures()
+            return Self.json(["removed": .integer(Int64(removed)), "all": true])
         } catch {
             throw error.problem
         }

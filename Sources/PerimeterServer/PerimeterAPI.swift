@@ -145,6 +145,8 @@ public final class PerimeterAPI: Sendable {
         case (.device(let id), "GET"): return try getDevice(id)
         case (.device(let id), _): return try forgetDevice(id, request)
         case (.deviceConsent(let id), _): return try putConsent(id, request)
+        case (.consent, "GET"): return try getServiceConsent()
+        case (.consent, _): return try putServiceConsent(request)
         case (.events, _): return try getEvents(request)
         case (.eventStream, _): return try streamEvents(request)
         case (.page, _):

@@ -3,7 +3,7 @@ enum Route: Hashable, Sendable {
     case health, ready, metrics, openAPI
     case fences, fence(String)
     case locations
-    case device(String), deviceConsent(String)
+    case device(String), deviceConsent(String), consent
     case events, eventStream
     case page, simulations, simulation(String)
     case webhooks, webhook(String), webhookDeadLetters(String), webhookRedrive(String)
@@ -37,6 +37,7 @@ enum Route: Hashable, Sendable {
             case "events": self = .events
             case "simulations": self = .simulations
             case "webhooks": self = .webhooks
+            case "consent": self = .consent
             default: return nil
             }
         case 3 where parts[0] == "v1":
@@ -103,6 +104,7 @@ enum Route: Hashable, Sendable {
         case .fence: ["GET", "PUT", "DELETE"]
         case .locations: ["POST"]
         case .deviceConsent: ["PUT"]
+        case .consent: ["GET", "PUT"]
         case .simulations, .webhooks: ["GET", "POST"]
         case .simulation, .webhook: ["GET", "DELETE"]
         case .webhookRedrive: ["POST"]
@@ -113,7 +115,7 @@ enum Route: Hashable, Sendable {
     func scope(method: String) -> AccessToken.Scope? {
         switch self {
         case .health, .ready, .openAPI, .page: return nil
-        case .fences where method == "DELETE", .device where method == "DELETE": return .admin
+        case .fences where method == "DELETE", .device where method == "DELETE", .consent where method == "PUT": return .admin
         case .webhooks, .webhook, .webhookDeadLetters, .webhookRedrive: return .admin
         default: return method == "GET" ? .read : .write
         }

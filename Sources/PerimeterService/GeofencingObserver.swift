@@ -1,40 +1,39 @@
 import PerimeterEngine
 
-/// Receives what a ``GeofencingService`` reports, like Mapbox's `GeofencingObserver`.
+/// Receives what a ``GeofencingService`` reports, with the labels of Mapbox's `GeofencingObserver`:
+/// a class written for Mapbox's iOS SDK conforms unchanged.
 ///
-/// Every method has an empty default, so implement only what you need. Calls come on the thread that
-/// made the service call, after the service's lock is released and (with ``GeofencingOptions/Durability/everyCall``)
-/// after the events were committed; calls for one service call come in event order. Keep them short.
+/// Every method is a requirement, without a default, so that a misspelt method (`onEntry(_:)` for
+/// `onEntry(event:)`) is a compile error rather than a method that is never called. Calls come on the
+/// thread that made the service call, after the service's lock is released and (with
+/// ``GeofencingOptions/Durability/everyCall``) after the events were committed; calls for one service
+/// call come in event order. Keep them short.
+///
+/// A plain observer hears entry, dwell and exit events, errors and service-wide consent changes.
+/// Perimeter's other events (passing through a fence between two updates, level `inside` events) and
+/// per-device consent changes go only to an ``ExtendedGeofencingObserver``.
 public protocol GeofencingObserver: AnyObject, Sendable {
     /// A device entered a fence.
-    func onEntry(_ event: GeofencingEvent)
+    func onEntry(event: GeofencingEvent)
     /// A device stayed inside a fence for its dwell time.
-    func onDwell(_ event: GeofencingEvent)
+    func onDwell(event: GeofencingEvent)
     /// A device left a fence (``GeofenceEvent/reason`` says whether it timed out).
-    func onExit(_ event: GeofencingEvent)
-    /// A device passed through a fence between two updates (the `crossings` option).
-    func onCross(_ event: GeofencingEvent)
-    /// A device reported again while inside a fence (the `inside` initial trigger's level events).
-    func onInside(_ event: GeofencingEvent)
+    func onExit(event: GeofencingEvent)
     /// Something failed: an update was rejected, or the store failed.
-    func onError(_ error: GeofencingError)
-    /// Consent changed: for `device`, or service-wide when `device` is `nil`.
-    func onUserConsentChanged(device: DeviceID?, isConsentGiven: Bool)
+    func onError(error: GeofencingError)
+    /// Service-wide consent changed (``GeofencingService/setUserConsent(_:for:)`` without a device).
+    func onUserConsentChanged(isConsentGiven: Bool)
 }
 
-extension GeofencingObserver {
-    /// Does nothing.
-    public func onEntry(_ event: GeofencingEvent) {}
-    /// Does nothing.
-    public func onDwell(_ event: GeofencingEvent) {}
-    /// Does nothing.
-    public func onExit(_ event: GeofencingEvent) {}
-    /// Does nothing.
-    public func onCross(_ event: GeofencingEvent) {}
-    /// Does nothing.
-    public func onInside(_ event: GeofencingEvent) {}
-    /// Does nothing.
-    public func onError(_ error: GeofencingError) {}
-    /// Does nothing.
-    public func onUserConsentChanged(device: DeviceID?, isConsentGiven: Bool) {}
+/// A ``GeofencingObserver`` that also hears what Mapbox's observer has no method for: cross and
+/// inside events and per-device consent changes. Its methods are requirements too, so a misspelt one
+/// does not compile.
+public protocol ExtendedGeofencingObserver: GeofencingObserver {
+    /// A device passed through a fence between two updates (the `crossings` option).
+    func onCross(event: GeofencingEvent)
+    /// A device reported again while inside a fence (the `inside` initial trigger's level events).
+    func onInside(event: GeofencingEvent)
+    /// Consent changed for one device (service-wide changes come to
+    /// ``GeofencingObserver/onUserConsentChanged(isConsentGiven:)``).
+    func onUserConsentChanged(device: DeviceID, isConsentGiven: Bool)
 }

@@ -23,8 +23,9 @@ public struct GeofencingOptions: Hashable, Sendable {
     public var maximumMonitoredFeatures: Int
     /// Dwell time in seconds for fences that set none; `nil` for no dwell on such fences.
     public var defaultDwellTime: Double?
-    /// Radius in metres for Point, MultiPoint and line features that set none; `nil` makes such a
-    /// feature invalid.
+    /// Radius in metres for Point, MultiPoint and line features that set none (neither
+    /// `perimeter:radius` nor `MBX_GEOFENCE_POINT_RADIUS`); `nil` makes such a feature invalid.
+    /// Default 300, the radius Mapbox documents for Point features.
     public var defaultRadius: Double?
     /// Updates reporting a horizontal accuracy worse (larger) than this many metres are rejected with
     /// ``GeofencingError/Code/inaccurateLocation``; `nil` accepts any accuracy.
@@ -65,7 +66,8 @@ public struct GeofencingOptions: Hashable, Sendable {
     public var deduplicate: Bool
 
     /// Creates options.
-    public init(maximumMonitoredFeatures: Int = 100_000, defaultDwellTime: Double? = nil, defaultRadius: Double? = nil,
+    public init(maximumMonitoredFeatures: Int = 100_000, defaultDwellTime: Double? = nil,
+                defaultRadius: Double? = FenceLoader.Options.mapboxDefaultRadius,
                 maximumHorizontalAccuracy: Double? = nil, timeModel: TimeModel = .live,
                 allowedLateness: Double = 5, maximumFutureSkew: Double = 60,
                 consentByDefault: Bool = true, durability: Durability = .everyCall,

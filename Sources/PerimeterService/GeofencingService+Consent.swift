@@ -3,8 +3,9 @@ import PerimeterEngine
 extension GeofencingService {
     /// Records the user's consent to location processing: for `device`, or service-wide when `device`
     /// is `nil` (Mapbox's user consent). Without consent no update is processed or stored. Committed
-    /// before it returns; observers hear ``GeofencingObserver/onUserConsentChanged(device:isConsentGiven:)``
-    /// when the value changes.
+    /// before it returns. When the value changes, observers hear
+    /// ``GeofencingObserver/onUserConsentChanged(isConsentGiven:)`` (service-wide) or
+    /// ``ExtendedGeofencingObserver/onUserConsentChanged(device:isConsentGiven:)`` (one device).
     ///
     /// Revoking consent keeps the state already stored for the device; remove the store's file (or
     /// use a new store) to erase it.

@@ -1,7 +1,8 @@
 import PerimeterEngine
 
 extension GeofencingService {
-    /// Registers `observer` (once; adding it again does nothing).
+    /// Registers `observer` (once; adding it again does nothing). An ``ExtendedGeofencingObserver``
+    /// also hears cross and inside events and per-device consent changes.
     public func addObserver(_ observer: any GeofencingObserver) {
         core.withLock { c in
             if !c.observers.contains(where: { $0 === observer }) { c.observers.append(observer) }
@@ -47,17 +48,24 @@ extension GeofencingService {
         let observers = core.withLock { $0.observers }
         guard !observers.isEmpty else { return }
         for observer in observers {
+            let extended = observer as? any ExtendedGeofencingObserver
             for logged in events {
                 switch logged.event.kind {
-                case .entry: observer.onEntry(logged)
-                case .dwell: observer.onDwell(logged)
-                case .exit: observer.onExit(logged)
-                case .cross: observer.onCross(logged)
-                case .inside: observer.onInside(logged)
+                case .entry: observer.onEntry(event: logged)
+                case .dwell: observer.onDwell(event: logged)
+                case .exit: observer.onExit(event: logged)
+                case .cross: extended?.onCross(event: logged)
+                case .inside: extended?.onInside(event: logged)
                 }
             }
-            for error in errors { observer.onError(error) }
-            for (device, given) in consent { observer.onUserConsentChanged(device: device, isConsentGiven: given) }
+            for error in errors { observer.onError(error: error) }
+            for (device, given) in consent {
+                if let device {
+                    extended?.onUserConsentChanged(device: device, isConsentGiven: given)
+                } else {
+                    observer.onUserConsentChanged(isConsentGiven: given)
+                }
+            }
         }
     }
 }

@@ -22,6 +22,9 @@ public final class GeofencingService: Sendable {
     let core = ServiceLock(ServiceCore())
     /// Serialises commits, outside `core`'s lock, and lets concurrent callers share them.
     let groupCommit = GroupCommit()
+    /// Runs the Mapbox-shaped calls (`async` and callback forms, GeofencingService+Mapbox.swift) one
+    /// after another, in the order they were made, off the caller's thread.
+    let mapboxCalls = DispatchQueue(label: "perimeter.geofencing-service.calls")
 
     /// Where live time is read (``GeofencingOptions/TimeModel/live``).
     public let clock: any GeofencingClock

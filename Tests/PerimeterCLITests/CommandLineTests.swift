@@ -114,7 +114,7 @@ struct CommandLineTests {
     }
 
     @Test("bad data: one line naming file and place, exit status 65", arguments: [
-        (#"{"type":"FeatureCollection","features":[{"type":"Feature","id":"p","properties":{},"geometry":{"type":"Point","coordinates":[0,0]}}]}"#, "needs a radius"),
+        (#"{"type":"FeatureCollection","features":[{"type":"Feature","id":"p","properties":{"perimeter:radius":-1},"geometry":{"type":"Point","coordinates":[0,0]}}]}"#, "perimeter:radius must be a positive number"),
         (#"{"type":"FeatureCollection","features":["#, "f.geojson:"),
         (#"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","properties":{},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0.5]]]}}]}"#, "$.features[0].geometry.coordinates[0]"),
         ("", "f.geojson:"),
@@ -127,6 +127,34 @@ struct CommandLineTests {
         #expect(run.status == 65)
         #expect(run.error.contains(message), "\(run.error)")
         #expect(run.error.filter { $0 == "\n" }.count == 1, "one line: \(run.error)")
+    }
+
+    @Test("a Point without a radius gets 300 m, the service's default, in replay as in validate; both say so")
+    func defaultRadius() throws {
+        let dir = try temporaryDirectory()
+        let fences = try write(squareFences, to: "f.geojson", in: dir)
+        // 0.0025° east of the shop's centre is ≈ 278 m: inside 300 m, outside 200 m.
+        let track = try write("deviceId,time,lat,lon\na,2026-01-01T10:00:00Z,0.005,0.0225\n", to: "t.csv", in: dir)
+        let replay = perimeter("replay", "--fences", fences, "--track", track)
+        #expect(replay.status == 0, "\(replay.error)")
+        #expect(replay.output == "a is at the Shop at 10:00:00\n")
+        #expect(replay.error.contains("1 warning (run 'perimeter validate"))
+        #expect(perimeter("replay", "--fences", fences, "--track", track, "--radius", "200").output == "")
+        let validate = perimeter("validate", fences)
+        #expect(validate.status == 0)
+        #expect(validate.output.contains("feature 1 (id \"shop\")") && validate.output.contains("default radius of 300 m"))
+    }
+
+    @Test("serve --config: a bad options file is one line naming the file and the member, exit status 65")
+    func badOptionsFile() throws {
+        let dir = try temporaryDirectory()
+        let config = try write(#"{"defaultDwellTime": 60, "allowedLateness": "late"}"#, to: "options.json", in: dir)
+        let run = perimeter("serve", "--port", "0", "--config", config)
+        #expect(run.status == 65)
+        #expect(run.error == "perimeter: serve: \(config): $.allowedLateness: must be a number ≥ 0 (seconds), not \"late\"\n")
+        let missing = perimeter("serve", "--port", "0", "--config", dir.appendingPathComponent("none.json").path)
+        #expect(missing.status == 66)
+        #expect(missing.error.contains("none.json' does not exist"))
     }
 
     @Test("a broken track: one line naming file and line, exit status 65")
@@ -153,16 +181,16 @@ struct CommandLineTests {
         let run = perimeter("validate", bad)
         #expect(run.status == 1)
         let lines = run.output.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.contains("feature 0 (id \"p\")") && $0.contains("radius") })
+        #expect(lines.contains { $0.hasPrefix("\(bad): warning: feature 0 (id \"p\")") && $0.hasSuffix("it gets the default radius of 300 m") })
         #expect(lines.contains { $0.contains("unknown event \"enter\"") })
         #expect(lines.contains { $0.contains("intersects itself") && $0.hasPrefix("\(bad): warning") })
         #expect(lines.contains { $0.contains("95") || $0.contains("latitude") })
-        #expect(lines.last?.hasSuffix("1 fence valid, 3 errors, 1 warning") == true, "\(lines.last ?? "")")
+        #expect(lines.last?.hasSuffix("2 fences valid, 2 errors, 2 warnings") == true, "\(lines.last ?? "")")
 
         let good = try write(squareFences, to: "good.geojson", in: dir)
         let clean = perimeter("validate", good, "--radius", "50")
         #expect(clean.status == 0)
-        #expect(clean.output == "\(good): 2 fences valid, 0 errors, 0 warnings\n")
+        #expect(clean.output == "\(good): warning: feature 1 (id \"shop\") at $.features[1].geometry: Point fence sets no radius (\"perimeter:radius\" or \"MBX_GEOFENCE_POINT_RADIUS\"); it gets the default radius of 50 m\n\(good): 2 fences valid, 0 errors, 1 warning\n")
 
         let bowtie = try write(#"{"type":"Feature","id":"bow","properties":{},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,1],[1,0],[0,1],[0,0]]]}}"#, to: "bow.geojson", in: dir)
         #expect(perimeter("validate", bowtie).status == 0)

@@ -75,8 +75,17 @@ struct FenceLoaderTests {
         #expect("\(problem)".hasPrefix("error: feature 1 (id \"p\") at $.features[1].geometry:"))
 
         let fixed = load(#"{"type":"Feature","id":"p","properties":{},"geometry":"# + point + "}", options: .init(defaultRadius: 50))
-        #expect(fixed.problems.isEmpty)
         #expect(fixed.fences.first?.region.shape == .circle(center: Coordinate(latitude: 46.95, longitude: 7.44), radius: 50))
+        // Relying on the default is said: a missing radius is often an oversight.
+        #expect(fixed.problems.map(\.severity) == [.warning])
+        #expect("\(fixed.problems[0])".hasPrefix("warning: feature 0 (id \"p\") at $.features[0].geometry: Point fence sets no radius"))
+        #expect(fixed.problems[0].message.hasSuffix("it gets the default radius of 50 m"))
+        let own = load(#"{"type":"Feature","id":"p","properties":{"MBX_GEOFENCE_POINT_RADIUS":80},"geometry":"# + point + "}",
+                       options: .init(defaultRadius: 50))
+        #expect(own.problems.isEmpty)
+        #expect(own.fences.first?.region.shape == .circle(center: Coordinate(latitude: 46.95, longitude: 7.44), radius: 80))
+        let strict = load(#"{"type":"Feature","id":"p","properties":{},"geometry":"# + point + "}", options: .init(defaultRadius: 50, strict: true))
+        #expect(strict.fences.isEmpty && strict.problems.map(\.severity) == [.error])
     }
 
     @Test("lines become corridors, multipoints become several circles")

@@ -168,7 +168,7 @@ struct HandlerTests {
         let document = T.parse(T.call(api, "GET", "/openapi.json"))
         #expect(document["openapi"] == "3.1.0")
         for path in ["/v1/fences", "/v1/fences/{id}", "/v1/locations", "/v1/devices/{id}", "/v1/devices/{id}/consent",
-                     "/v1/events", "/v1/events/stream", "/healthz", "/readyz", "/metrics"] {
+                     "/v1/events", "/v1/events/stream", "/healthz", "/readyz", "/metrics", "/v1/consent"] {
             #expect(document["paths"]?[path] != nil, "missing \(path)")
         }
         api.beginStopping()

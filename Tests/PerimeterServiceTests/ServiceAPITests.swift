@@ -60,7 +60,8 @@ struct ServiceAPITests {
 
     @Test("invalid features are refused with the problems attached, and nothing of the batch is added")
     func invalidFeature() throws {
-        let service = try configured()
+        let service = GeofencingService()
+        try service.configure(GeofencingOptions(defaultRadius: nil))
         let noID = GeoJSON.Feature(geometry: .point(GeoJSON.Point(GeoJSON.Position(longitude: 0, latitude: 0))),
                                    properties: ["perimeter:radius": 5])
         let noRadius = GeoJSON.Feature(id: .string("p"), geometry: .point(GeoJSON.Point(GeoJSON.Position(longitude: 0, latitude: 0))))

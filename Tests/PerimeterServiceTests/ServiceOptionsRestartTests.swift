@@ -148,12 +148,17 @@ struct ServiceOptionsRestartTests {
 
     @Test("cross and inside events reach the observers' new callbacks")
     func observers() throws {
-        final class Kinds: GeofencingObserver, @unchecked Sendable {
+        final class Kinds: ExtendedGeofencingObserver, @unchecked Sendable {
             let lock = NSLock()
             var kinds: [String] = []
-            func onEntry(_ event: GeofencingEvent) { lock.withLock { kinds.append("entry") } }
-            func onCross(_ event: GeofencingEvent) { lock.withLock { kinds.append("cross") } }
-            func onInside(_ event: GeofencingEvent) { lock.withLock { kinds.append("inside") } }
+            func onEntry(event: GeofencingEvent) { lock.withLock { kinds.append("entry") } }
+            func onDwell(event: GeofencingEvent) { lock.withLock { kinds.append("dwell") } }
+            func onExit(event: GeofencingEvent) { lock.withLock { kinds.append("exit") } }
+            func onCross(event: GeofencingEvent) { lock.withLock { kinds.append("cross") } }
+            func onInside(event: GeofencingEvent) { lock.withLock { kinds.append("inside") } }
+            func onError(error: GeofencingError) {}
+            func onUserConsentChanged(isConsentGiven: Bool) {}
+            func onUserConsentChanged(device: DeviceID, isConsentGiven: Bool) {}
         }
         let service = GeofencingService()
         try service.configure(GeofencingOptions())

@@ -127,7 +127,7 @@ final class StoreHarness {
 }
 
 /// Records what observers hear.
-final class RecordingObserver: GeofencingObserver, @unchecked Sendable {
+final class RecordingObserver: ExtendedGeofencingObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var _events: [GeofencingEvent] = []
     private var _errors: [GeofencingError] = []
@@ -137,11 +137,16 @@ final class RecordingObserver: GeofencingObserver, @unchecked Sendable {
     var errors: [GeofencingError] { lock.withLock { _errors } }
     var consent: [(DeviceID?, Bool)] { lock.withLock { _consent } }
 
-    func onEntry(_ event: GeofencingEvent) { lock.withLock { _events.append(event) } }
-    func onDwell(_ event: GeofencingEvent) { lock.withLock { _events.append(event) } }
-    func onExit(_ event: GeofencingEvent) { lock.withLock { _events.append(event) } }
-    func onError(_ error: GeofencingError) { lock.withLock { _errors.append(error) } }
-    func onUserConsentChanged(device: DeviceID?, isConsentGiven: Bool) {
+    func onEntry(event: GeofencingEvent) { lock.withLock { _events.append(event) } }
+    func onDwell(event: GeofencingEvent) { lock.withLock { _events.append(event) } }
+    func onExit(event: GeofencingEvent) { lock.withLock { _events.append(event) } }
+    func onCross(event: GeofencingEvent) { lock.withLock { _events.append(event) } }
+    func onInside(event: GeofencingEvent) { lock.withLock { _events.append(event) } }
+    func onError(error: GeofencingError) { lock.withLock { _errors.append(error) } }
+    func onUserConsentChanged(isConsentGiven: Bool) {
+        lock.withLock { _consent.append((nil, isConsentGiven)) }
+    }
+    func onUserConsentChanged(device: DeviceID, isConsentGiven: Bool) {
         lock.withLock { _consent.append((device, isConsentGiven)) }
     }
 }

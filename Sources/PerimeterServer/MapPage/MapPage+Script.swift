@@ -19,7 +19,7 @@ extension MapPage {
 
   const params = new URLSearchParams(location.search);
   const tileTemplate = tilesParameter(params.get('tiles'));
-  const defaultRadius = positiveNumber(params.get('radius')) || 100;
+  const defaultRadius = positiveNumber(params.get('radius')) || 300;  // the service's defaultRadius
   if (params.has('token')) {
     sessionStorage.setItem('perimeter-token', params.get('token'));
     params.delete('token');

@@ -6,7 +6,8 @@ import PerimeterHTTP
 /// an optional base map comes from `?tiles=https://…/{z}/{x}/{y}.png`.
 ///
 /// Query parameters of the page: `tiles` (tile URL template), `token` (bearer token sent with every API
-/// call, kept in the session), `radius` (metres drawn for Point and line fences without a radius, 100).
+/// call, kept in the session), `radius` (metres drawn for Point and line fences without a radius, 300,
+/// the service's default radius).
 ///
 /// The DOM is made for assertions: each fence is `<g data-fence-id="…" data-fill="rgba(…)">`, each
 /// device `<g data-device-id="…">`, the banner is `#banner`, the log `#log`; `<body>` carries

@@ -1,4 +1,5 @@
 import Foundation
+import PerimeterEngine
 import PerimeterService
 import Synchronization
 
@@ -36,14 +37,18 @@ public final class WebhookDispatcher: Sendable {
     /// processed the update once the service's lock is released: no task and no thread hop per event
     /// (a stream subscription cost each logged event a task resume on Swift's pool, even with no
     /// webhook registered).
-    final class WakeObserver: GeofencingObserver {
+    /// Errors and consent changes log no event, so they wake nobody.
+    final class WakeObserver: ExtendedGeofencingObserver {
         weak let dispatcher: WebhookDispatcher?
         init(_ dispatcher: WebhookDispatcher) { self.dispatcher = dispatcher }
-        func onEntry(_ event: GeofencingEvent) { dispatcher?.wakeAll() }
-        func onDwell(_ event: GeofencingEvent) { dispatcher?.wakeAll() }
-        func onExit(_ event: GeofencingEvent) { dispatcher?.wakeAll() }
-        func onCross(_ event: GeofencingEvent) { dispatcher?.wakeAll() }
-        func onInside(_ event: GeofencingEvent) { dispatcher?.wakeAll() }
+        func onEntry(event: GeofencingEvent) { dispatcher?.wakeAll() }
+        func onDwell(event: GeofencingEvent) { dispatcher?.wakeAll() }
+        func onExit(event: GeofencingEvent) { dispatcher?.wakeAll() }
+        func onCross(event: GeofencingEvent) { dispatcher?.wakeAll() }
+        func onInside(event: GeofencingEvent) { dispatcher?.wakeAll() }
+        func onError(error: GeofencingError) {}
+        func onUserConsentChanged(isConsentGiven: Bool) {}
+        func onUserConsentChanged(device: DeviceID, isConsentGiven: Bool) {}
     }
 
     /// Creates a dispatcher (not started).
