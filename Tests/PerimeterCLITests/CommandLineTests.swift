@@ -137,7 +137,7 @@ struct CommandLineTests {
         let track = try write("deviceId,time,lat,lon\na,2026-01-01T10:00:00Z,0.005,0.0225\n", to: "t.csv", in: dir)
         let replay = perimeter("replay", "--fences", fences, "--track", track)
         #expect(replay.status == 0, "\(replay.error)")
-        #expect(replay.output == "a is at the Shop at 10:00:00\n")
+        #expect(replay.output == "Entered Shop at 10:00:00 — a is at the Shop\n")
         #expect(replay.error.contains("1 warning (run 'perimeter validate"))
         #expect(perimeter("replay", "--fences", fences, "--track", track, "--radius", "200").output == "")
         let validate = perimeter("validate", fences)
