@@ -18,7 +18,7 @@ BIN := .build/release/perimeter
 # The tests and benchmarks find the project's Python tools (schemathesis, Shapely) here first.
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: deps build test demo demo-offline bench bench-deps bench-smoke clean
+.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke clean
 
 deps:
 	@scripts/deps.sh
@@ -26,7 +26,11 @@ deps:
 build: deps
 	$(SWIFT) build -c release --product perimeter
 
-test: deps
+# Every module imports only what docs/architecture.md allows (a second or so; part of make test).
+check-architecture: deps
+	@scripts/check-architecture.py
+
+test: deps check-architecture
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

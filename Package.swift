@@ -29,12 +29,12 @@ let package = Package(
         .target(name: "PerimeterFences", dependencies: ["PerimeterGeometry", "PerimeterGeoJSON", "PerimeterIndex"]),
         .target(name: "PerimeterEngine", dependencies: ["PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry"]),
         .target(name: "PerimeterTracks", dependencies: ["PerimeterEngine", "PerimeterGeoJSON", "PerimeterGeometry"]),
-        .target(name: "PerimeterSVG", dependencies: ["PerimeterEngine", "PerimeterFences"]),
+        .target(name: "PerimeterSVG", dependencies: ["PerimeterEngine", "PerimeterFences", "PerimeterGeometry"]),
 
         // MARK: Composition: command-line parsing and wiring, file I/O.
         .target(name: "PerimeterCLI", dependencies: [
             "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterFences", "PerimeterEngine",
-            "PerimeterTracks", "PerimeterSVG", "PerimeterServer",
+            "PerimeterTracks", "PerimeterSVG", "PerimeterServer", "PerimeterService",
         ]),
         .executableTarget(name: "perimeter", dependencies: ["PerimeterCLI"]),
 
@@ -72,22 +72,30 @@ let package = Package(
         .testTarget(name: "PerimeterGeometryTests", dependencies: ["PerimeterTestSupport", "PerimeterGeometry"]),
         .testTarget(name: "PerimeterGeoJSONTests", dependencies: ["PerimeterTestSupport", "PerimeterGeoJSON"]),
         .testTarget(name: "PerimeterIndexTests", dependencies: ["PerimeterTestSupport", "PerimeterIndex", "PerimeterGeometry"]),
-        .testTarget(name: "PerimeterFencesTests", dependencies: ["PerimeterTestSupport", "PerimeterFences", "PerimeterGeoJSON"]),
-        .testTarget(name: "PerimeterEngineTests", dependencies: ["PerimeterTestSupport", "PerimeterEngine", "PerimeterFences"]),
-        .testTarget(name: "PerimeterTracksTests", dependencies: ["PerimeterTestSupport", "PerimeterTracks", "PerimeterEngine"]),
+        .testTarget(name: "PerimeterFencesTests", dependencies: [
+            "PerimeterTestSupport", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
+        ]),
+        .testTarget(name: "PerimeterEngineTests", dependencies: [
+            "PerimeterTestSupport", "PerimeterEngine", "PerimeterFences", "PerimeterGeometry",
+        ]),
+        .testTarget(name: "PerimeterTracksTests", dependencies: [
+            "PerimeterTestSupport", "PerimeterTracks", "PerimeterEngine", "PerimeterGeometry",
+        ]),
         .testTarget(name: "PerimeterServiceTests", dependencies: [
             "PerimeterTestSupport", "PerimeterService", "PerimeterSQLite", "PerimeterEngine", "PerimeterFences",
             "PerimeterGeoJSON", "PerimeterGeometry", "PerimeterTracks",
         ]),
         .testTarget(name: "PerimeterSQLiteTests", dependencies: [
-            "PerimeterTestSupport", "PerimeterSQLite", "PerimeterService", "perimeter-service-crash",
+            "PerimeterTestSupport", "PerimeterSQLite", "PerimeterService", "perimeter-service-crash", "PerimeterEngine",
+            "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterServerTests", dependencies: [
             "PerimeterTestSupport", "PerimeterServer", "PerimeterHTTP", "PerimeterService", "PerimeterSQLite",
-            "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
+            "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterWebhookTests", dependencies: [
-            "PerimeterTestSupport", "PerimeterServer", "PerimeterService", "PerimeterSQLite",
+            "PerimeterTestSupport", "PerimeterServer", "PerimeterService", "PerimeterSQLite", "PerimeterEngine",
+            "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
         .testTarget(name: "MapboxTutorialTests", dependencies: [
