@@ -136,9 +136,16 @@ public struct RegionIndex: Sendable {
         var inside = entry.flags & CellEntry.insideFlag != 0
         let c = Coordinate(latitude: cy, longitude: cx)
         let q = Coordinate(latitude: qy, longitude: qx)
+        // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
+        // segment (nor its infinitesimally shifted copy) nor hold q: four comparisons reject most
+        // edges of a cell before any orientation test.
+        let minX = Swift.min(cx, qx), maxX = Swift.max(cx, qx)
+        let minY = Swift.min(cy, qy), maxY = Swift.max(cy, qy)
         while k < end {
             let e = edges[k]
             k += 1
+            if (e.ax < minX && e.bx < minX) || (e.ax > maxX && e.bx > maxX)
+                || (e.ay < minY && e.by < minY) || (e.ay > maxY && e.by > maxY) { continue }
             let a = Coordinate(latitude: e.ay, longitude: e.ax)
             let b = Coordinate(latitude: e.by, longitude: e.bx)
             let o1 = Planar.orientation(c, q, a)
