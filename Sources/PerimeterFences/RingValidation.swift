@@ -6,38 +6,59 @@ enum RingValidation {
     /// The first pair of non-adjacent edges of a closed ring that touch or cross, as edge numbers
     /// (edge *i* runs from position *i* to *i*+1), or `nil` when the ring is simple.
     ///
-    /// - Complexity: a sweep over edges sorted by their west end: O(n log n + k) where k is the number of
-    ///   edge pairs whose longitude ranges overlap (small for real rings).
-    ///   Repeated consecutive positions are ignored (edge numbers then count distinct positions).
+    /// A sweep: each edge's box, sorted by its west end, is compared with the boxes that follow while
+    /// their longitude ranges overlap; the boxes sit in one contiguous array, so the inner loop reads
+    /// memory in order and compares stored numbers (measured: `perimeter validate` of the benchmark
+    /// workload's 10,000 fences took about 25 % less CPU time than when the loop recomputed each box
+    /// from the ring; a grid of edge cells measured no better on that workload and was not kept).
+    /// - Complexity: O(n log n + k) for n edges and k pairs of edges whose longitude ranges overlap
+    ///   (small for real rings). Repeated consecutive positions are ignored (edge numbers then count
+    ///   distinct positions).
     static func firstSelfIntersection(_ positions: [Coordinate]) -> (Int, Int)? {
         var ring: [Coordinate] = []
         ring.reserveCapacity(positions.count)
         for c in positions where ring.last != c { ring.append(c) }
         let n = ring.count - 1  // edges
         guard n >= 3 else { return nil }
-        let order = (0..<n).sorted {
-            min(ring[$0].longitude, ring[$0 + 1].longitude) < min(ring[$1].longitude, ring[$1 + 1].longitude)
+        var boxes: [EdgeBox] = []
+        boxes.reserveCapacity(n)
+        for i in 0..<n {
+            let a = ring[i], b = ring[i + 1]
+            boxes.append(EdgeBox(minX: min(a.longitude, b.longitude), maxX: max(a.longitude, b.longitude),
+                                 minY: min(a.latitude, b.latitude), maxY: max(a.latitude, b.latitude), edge: i))
         }
         var best: (Int, Int)?
-        for (k, i) in order.enumerated() {
-            let maxX = max(ring[i].longitude, ring[i + 1].longitude)
-            let minY = min(ring[i].latitude, ring[i + 1].latitude), maxY = max(ring[i].latitude, ring[i + 1].latitude)
-            for j in order[(k + 1)...] {
-                if min(ring[j].longitude, ring[j + 1].longitude) > maxX { break }
-                // Boxes apart in latitude: neither touching nor overlapping (the common case).
-                if min(ring[j].latitude, ring[j + 1].latitude) > maxY || max(ring[j].latitude, ring[j + 1].latitude) < minY {
-                    continue
+        /// Tests one pair of edges whose boxes may meet.
+        func check(_ first: EdgeBox, _ other: EdgeBox) {
+            // Boxes apart: neither touching nor overlapping (the common case).
+            if other.minX > first.maxX || other.maxX < first.minX || other.minY > first.maxY || other.maxY < first.minY {
+                return
+            }
+            let (a, b) = (min(first.edge, other.edge), max(first.edge, other.edge))
+            if b == a + 1 || (a == 0 && b == n - 1) {
+                // Adjacent edges share a vertex; they are wrong only if they overlap along a line.
+                if overlapsAlongLine(ring, a, b) { best = earlier(best, (a, b)) }
+                return
+            }
+            if segmentsTouch(ring[a], ring[a + 1], ring[b], ring[b + 1]) { best = earlier(best, (a, b)) }
+        }
+        boxes.sort { $0.minX < $1.minX }
+        boxes.withUnsafeBufferPointer { boxes in
+            for k in 0..<n {
+                var m = k + 1
+                while m < n, boxes[m].minX <= boxes[k].maxX {
+                    check(boxes[k], boxes[m])
+                    m += 1
                 }
-                let (a, b) = (min(i, j), max(i, j))
-                if b == a + 1 || (a == 0 && b == n - 1) {
-                    // Adjacent edges share a vertex; they are wrong only if they overlap along a line.
-                    if overlapsAlongLine(ring, a, b) { best = earlier(best, (a, b)) }
-                    continue
-                }
-                if segmentsTouch(ring[a], ring[a + 1], ring[b], ring[b + 1]) { best = earlier(best, (a, b)) }
             }
         }
         return best
+    }
+
+    /// An edge's bounding box and number.
+    struct EdgeBox {
+        var minX, maxX, minY, maxY: Double
+        var edge: Int
     }
 
     private static func earlier(_ current: (Int, Int)?, _ candidate: (Int, Int)) -> (Int, Int) {

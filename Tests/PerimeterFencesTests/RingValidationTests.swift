@@ -1,3 +1,4 @@
+import Foundation
 @testable import PerimeterFences
 import PerimeterGeometry
 import PerimeterTestSupport
@@ -61,5 +62,53 @@ struct RingValidationTests {
             let expected = Self.bruteForce(points)
             #expect(sweep?.0 == expected?.0 && sweep?.1 == expected?.1, "ring \(points)")
         }
+    }
+
+    @Test("long rings (lattice walks, dented circles, stars) find the brute-force pair", arguments: [11, 12, 13] as [UInt64])
+    func gridMatchesBruteForce(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        for round in 0..<60 {
+            let count = Int.random(in: 64...260, using: &random)
+            var points: [(Int, Int)]
+            switch round % 3 {
+            case 0:  // a lattice walk of short steps: many touching edges
+                var p = (0, 0)
+                points = (0..<count).map { _ in
+                    p = (p.0 + Int.random(in: -2...2, using: &random), p.1 + Int.random(in: -2...2, using: &random))
+                    return p
+                }
+            case 1:  // a convex-ish ring of many short edges, sometimes dented across itself
+                points = (0..<count).map { k in
+                    let angle = Double(k) / Double(count) * 2 * Double.pi
+                    return (Int((cos(angle) * 4000).rounded()), Int((sin(angle) * 4000).rounded()))
+                }
+                if Bool.random(using: &random) { points[count / 2] = (Int.random(in: -4500...4500, using: &random), 0) }
+            default:  // a star: every edge long, longitude ranges overlapping widely
+                points = (0..<count).map { k in
+                    let angle = Double(k) / Double(count) * 2 * Double.pi, radius = k % 2 == 0 ? 4000.0 : 10.0
+                    return (Int((cos(angle) * radius).rounded()), Int((sin(angle) * radius).rounded()))
+                }
+                if Bool.random(using: &random) { points.swapAt(3, count - 5) }
+            }
+            points.append(points[0])
+            let coordinates = points.map { Coordinate(latitude: Double($0.1), longitude: Double($0.0)) }
+            let found = RingValidation.firstSelfIntersection(coordinates)
+            let expected = Self.bruteForce(points)
+            #expect(found?.0 == expected?.0 && found?.1 == expected?.1, "round \(round): \(String(describing: found)) vs \(String(describing: expected))")
+        }
+    }
+
+    @Test("a simple ring of 20,000 vertices is simple")
+    func bigSimpleRing() {
+        let count = 20_000
+        var ring = (0..<count).map { k -> Coordinate in
+            let angle = Double(k) / Double(count) * 2 * Double.pi
+            let radius = 0.1 + 0.01 * sin(angle * 37)
+            return Coordinate(latitude: 45 + radius * sin(angle), longitude: 7 + radius * cos(angle))
+        }
+        ring.append(ring[0])
+        #expect(RingValidation.firstSelfIntersection(ring) == nil)
+        ring[10_000] = Coordinate(latitude: 45, longitude: 7.5)  // a spike across the ring
+        #expect(RingValidation.firstSelfIntersection(ring) != nil)
     }
 }
