@@ -65,7 +65,7 @@ struct RingValidationTests {
     }
 
     @Test("long rings (lattice walks, dented circles, stars) find the brute-force pair", arguments: [11, 12, 13] as [UInt64])
-    func gridMatchesBruteForce(seed: UInt64) {
+    func longRingsMatchBruteForce(seed: UInt64) {
         var random = SplitMix64(seed: seed)
         for round in 0..<60 {
             let count = Int.random(in: 64...260, using: &random)
