@@ -169,8 +169,8 @@ public struct DetectionEngine: Sendable {
         case outOfOrder(device: DeviceID, time: Date, lastAccepted: Date)
         /// The coordinate is not a position on Earth (not finite, or latitude beyond ±90).
         case invalidCoordinate(device: DeviceID, coordinate: Coordinate)
-        /// The time is not finite.
-        case invalidTime(device: DeviceID)
+        /// The time (seconds since 1970) is outside ``LocationUpdate/acceptedTimes``, or not a number.
+        case invalidTime(device: DeviceID, time: Double)
 
         public var description: String {
             switch self {
@@ -178,8 +178,8 @@ public struct DetectionEngine: Sendable {
                 "update of device \(device) at \(RFC3339Text(time)) is older than its last accepted update at \(RFC3339Text(last))"
             case let .invalidCoordinate(device, c):
                 "update of device \(device) has an invalid position: latitude \(c.latitude), longitude \(c.longitude)"
-            case let .invalidTime(device):
-                "update of device \(device) has an invalid time"
+            case let .invalidTime(device, time):
+                "update of device \(device): \(LocationUpdate.timeProblem(time) ?? "invalid time \(time)")"
             }
         }
     }
@@ -192,9 +192,9 @@ public struct DetectionEngine: Sendable {
     @discardableResult
     public mutating func process(_ update: LocationUpdate, into events: inout [GeofenceEvent]) -> Rejection? {
         let t = update.time.timeIntervalSince1970
-        guard t.isFinite else {
+        guard LocationUpdate.acceptedTimes.contains(t) else {
             statistics.rejectedUpdates += 1
-            return .invalidTime(device: update.device)
+            return .invalidTime(device: update.device, time: t)
         }
         guard var coordinate = Self.normalised(update.coordinate) else {
             statistics.rejectedUpdates += 1
