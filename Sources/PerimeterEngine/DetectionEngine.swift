@@ -483,7 +483,7 @@ public struct DetectionEngine: Sendable {
 
 // MARK: - Per-device state
 
-/// One device's presence: 56 bytes plus 24 per fence it is inside.
+/// One device's presence: 64 bytes plus 24 per fence it is inside.
 struct DeviceState: Sendable {
     var id: DeviceID
     var lastTime: Double = -.infinity

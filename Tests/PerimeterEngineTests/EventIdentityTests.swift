@@ -1,5 +1,5 @@
 import Foundation
-import PerimeterEngine
+@testable import PerimeterEngine
 import PerimeterFences
 import PerimeterGeometry
 import PerimeterTestSupport
@@ -168,6 +168,20 @@ struct EventIdentityTests {
             guard first.kind == .inside, group.allSatisfy({ $0 == first }) else { return false }
         }
         return true
+    }
+
+    @Test("a membership stays 24 bytes; its packed flags and sequence do not disturb each other")
+    func membershipLayout() {
+        #expect(MemoryLayout<Membership>.stride == 24)
+        #expect(MemoryLayout<DeviceState>.stride == 64)
+        var m = Membership(slot: 7, entryTime: 12.5, visitSequence: (1 << 62) - 1, ordinal: .max, hasLegacyID: true)
+        #expect(m.visitSequence == (1 << 62) - 1 && m.hasLegacyID && !m.hasDwelled && m.ordinal == .max)
+        m.hasDwelled = true
+        #expect(m.visitSequence == (1 << 62) - 1 && m.hasLegacyID && m.hasDwelled)
+        m.hasDwelled = false
+        #expect(m.visitSequence == (1 << 62) - 1 && m.hasLegacyID && !m.hasDwelled)
+        let plain = Membership(slot: 0, entryTime: 0, visitSequence: 3, ordinal: 0)
+        #expect(!plain.hasLegacyID && !plain.hasDwelled && plain.visitSequence == 3)
     }
 
     // MARK: - Input
