@@ -55,6 +55,10 @@ extension DetectionEngine {
         var state = devices[d]
         devices[d].inside = []
         var opt = optionStates.removeValue(forKey: deviceSlot) ?? freshOptionState(for: state)
+        if !state.instantVisits.isEmpty {
+            let earliest = opt.earliestVisitStart(after: state)
+            state.instantVisits.removeAll { $0.entryTime < earliest }
+        }
 
         var early: [KeyedEvent] = []
         runDue(&state, &opt, until: t, only: nil, coordinate: c, into: &early)

@@ -317,6 +317,7 @@ public struct DetectionEngine: Sendable {
 
         var state = devices[d]
         devices[d].inside = []  // keep the array uniquely referenced while we edit `state`
+        if !state.instantVisits.isEmpty { state.instantVisits.removeAll { $0.entryTime < t } }  // no visit begins before t
 
         // 1. Dwells due by t, ordered by time then fence id.
         fireDueDwells(of: &state, by: t, coordinate: coordinate, into: &events)

@@ -77,6 +77,7 @@ struct EventIdentityTests {
                                     "exit park @1700000020"])
         #expect(Set(events.map(\.id)).count == events.count)
         #expect(Set(events.map(\.visitID)).count == 3)
+        #expect(engine.snapshot(of: "d")?.instantVisits.isEmpty == true, "forgotten once time moved on")
 
         // Stop after each update, restore a fresh engine from the snapshot and go on: the same events.
         for cut in 1..<updates.count {
