@@ -39,7 +39,8 @@ extension DetectionEngine {
         public var observedAt: Double
         /// Where (the event's coordinate).
         public var coordinate: Coordinate
-        /// The device's update count at that update (numbers the visit an entry starts).
+        /// The device's update count at that update (becomes the ``MembershipSnapshot/visitSequence``
+        /// of the visit an entry starts).
         public var sequence: UInt64
 
         /// Creates a pending transition.
@@ -58,7 +59,7 @@ extension DetectionEngine {
     public struct DwellRepeatSnapshot: Hashable, Sendable {
         /// The fence.
         public var fence: FenceID
-        /// The visit (the device's update count at entry).
+        /// The visit (its ``MembershipSnapshot/visitSequence``).
         public var visitSequence: UInt64
         /// Repeated dwells fired after the first.
         public var count: Int

@@ -55,6 +55,10 @@ extension DetectionEngine {
         var state = devices[d]
         devices[d].inside = []
         var opt = optionStates.removeValue(forKey: deviceSlot) ?? freshOptionState(for: state)
+        if !state.instantVisits.isEmpty {
+            let earliest = opt.earliestVisitStart(after: state)
+            state.instantVisits.removeAll { $0.entryTime < earliest }
+        }
 
         var early: [KeyedEvent] = []
         runDue(&state, &opt, until: t, only: nil, coordinate: c, into: &early)
@@ -71,7 +75,7 @@ extension DetectionEngine {
             observe(slot: slot, pointInside: now.contains(slot), state: &state, opt: &opt, time: t,
                     coordinate: c, accuracy: accuracy, cancelled: &cancelled, into: &late)
         }
-        detectCrossings(state: state, opt: opt, now: now, time: t, coordinate: c, accuracy: accuracy, into: &late)
+        detectCrossings(state: &state, opt: opt, now: now, time: t, coordinate: c, accuracy: accuracy, into: &late)
         var held: [KeyedEvent] = []
         if !cancelled.isEmpty { runDue(&state, &opt, until: t, only: cancelled, coordinate: c, into: &held) }
 
@@ -117,7 +121,7 @@ extension DetectionEngine {
         func level() {
             guard o.initialTrigger == .inside, let i = state.inside.firstIndex(where: { $0.slot == slot }) else { return }
             emit(.inside, fence: fence, state: state, membership: state.inside[i], time: t, coordinate: c,
-                 rank: 3, extra: state.updateCount, into: &late)
+                 rank: 3, extra: Self.levelEventKey(c), into: &late)
         }
         guard let target = observed else { return wasMember ? level() : () }
         if target == wasMember {
@@ -131,7 +135,8 @@ extension DetectionEngine {
         if !wasMember, o.initialTrigger != .entry,
            state.updateCount == 0 || (fenceAddedAt[slot] ?? 0) > opt.lastSequence {
             if let pendingIndex { opt.pending.remove(at: pendingIndex) }
-            insert(Membership(slot: slot, entryTime: t, visitSequence: state.updateCount), into: &state)
+            insert(Membership(slot: slot, entryTime: t, visitSequence: state.updateCount,
+                              ordinal: state.ordinal(ofVisitTo: slot, at: t)), into: &state)
             level()
             return
         }
@@ -163,13 +168,15 @@ extension DetectionEngine {
     private mutating func confirm(_ p: DeviceOptionsState.Pending, fence: Fence, state: inout DeviceState,
                                   opt: inout DeviceOptionsState, rank: Int, into list: inout [KeyedEvent]) {
         if p.toInside {
-            let m = Membership(slot: p.slot, entryTime: p.since, visitSequence: p.sequence)
+            let m = Membership(slot: p.slot, entryTime: p.since, visitSequence: p.sequence,
+                               ordinal: state.ordinal(ofVisitTo: p.slot, at: p.since))
             insert(m, into: &state)
             emit(.entry, fence: fence, state: state, membership: m, time: p.since, coordinate: p.coordinate,
                  rank: rank, observedAt: p.observedAt, into: &list)
         } else if let i = state.inside.firstIndex(where: { $0.slot == p.slot }) {
             let m = state.inside.remove(at: i)
             opt.dwellRepeats[p.slot] = nil
+            if p.since == m.entryTime { state.noteInstantVisit(m, keepingFrom: opt.earliestVisitStart(after: state)) }
             emit(.exit, fence: fence, state: state, membership: m, time: p.since, coordinate: p.coordinate,
                  rank: rank, observedAt: p.observedAt, timeInside: p.since - m.entryTime, into: &list)
         }
@@ -183,7 +190,7 @@ extension DetectionEngine {
     // MARK: - Crossings
 
     /// `cross` events for fences the straight path from the last update to this one passed through.
-    private mutating func detectCrossings(state: DeviceState, opt: DeviceOptionsState, now: [FenceSet.Slot],
+    private mutating func detectCrossings(state: inout DeviceState, opt: DeviceOptionsState, now: [FenceSet.Slot],
                                           time t: Double, coordinate c: Coordinate, accuracy: Double?,
                                           into late: inout [KeyedEvent]) {
         guard let a = opt.anchor, a.time <= t else { return }
@@ -201,10 +208,13 @@ extension DetectionEngine {
             guard let first = intervals.first else { continue }
             let span = t - a.time
             let when = a.time + first.start * span
-            let m = Membership(slot: slot, entryTime: when, visitSequence: state.updateCount)
+            // A crossing is a visit that begins and ends at `when`: numbered like one.
+            let m = Membership(slot: slot, entryTime: when, visitSequence: state.updateCount,
+                               ordinal: state.ordinal(ofVisitTo: slot, at: when))
             emit(.cross, fence: fence, state: state, membership: m, time: when,
                  coordinate: SegmentGeometry.point(a.coordinate, c, at: first.start), rank: 1, observedAt: t,
                  timeInside: intervals.reduce(0) { $0 + ($1.end - $1.start) } * span, into: &late)
+            state.noteInstantVisit(m, keepingFrom: opt.earliestVisitStart(after: state))
         }
     }
 
@@ -284,6 +294,7 @@ extension DetectionEngine {
                 let m = state.inside.remove(at: i)
                 opt.pending.removeAll { $0.slot == m.slot }
                 opt.dwellRepeats[m.slot] = nil
+                if next.due == m.entryTime { state.noteInstantVisit(m, keepingFrom: opt.earliestVisitStart(after: state)) }
                 if let fence = fences[slot: m.slot] {
                     emit(.exit, fence: fence, state: state, membership: m, time: next.due,
                          coordinate: state.lastCoordinate, rank: 2, timeInside: next.due - m.entryTime,
@@ -377,6 +388,16 @@ extension DetectionEngine {
     }
 
     // MARK: - Events
+
+    /// What tells apart the level events of one visit at one instant: the position. A repeated update
+    /// repeats its level events with their ids (the same fact, reported again), not by a count that
+    /// depends on the device's history.
+    static func levelEventKey(_ c: Coordinate) -> UInt64 {
+        var hash = StableHash()
+        hash.combine(c.latitude)
+        hash.combine(c.longitude)
+        return hash.word
+    }
 
     /// Appends an event if the fence reports its kind, and counts it.
     private mutating func emit(_ kind: GeofenceEventKind, fence: Fence, state: DeviceState, membership m: Membership,

@@ -16,10 +16,13 @@ extension DetectionEngine {
         public var lastTime: Double
         /// Position of the last accepted update.
         public var lastCoordinate: Coordinate
-        /// Number of accepted updates so far (visits are numbered by it).
+        /// Number of accepted updates so far.
         public var updateCount: UInt64
         /// The fences the device is inside, ordered by fence id.
         public var memberships: [MembershipSnapshot]
+        /// Visits (and crossings) that began and ended at one instant, the latest per fence, ordered by
+        /// fence id: a visit beginning again at that instant is numbered after it. Almost always empty.
+        public var instantVisits: [InstantVisitSnapshot]
         /// The detection options' extra state, when the engine uses options.
         public var options: DeviceOptionSnapshot?
         /// The reorder buffer and recent update identities, when the engine uses stream options.
@@ -27,13 +30,14 @@ extension DetectionEngine {
 
         /// Creates a snapshot.
         public init(device: DeviceID, lastTime: Double, lastCoordinate: Coordinate, updateCount: UInt64,
-                    memberships: [MembershipSnapshot], options: DeviceOptionSnapshot? = nil,
-                    stream: DeviceStreamSnapshot? = nil) {
+                    memberships: [MembershipSnapshot], instantVisits: [InstantVisitSnapshot] = [],
+                    options: DeviceOptionSnapshot? = nil, stream: DeviceStreamSnapshot? = nil) {
             self.device = device
             self.lastTime = lastTime
             self.lastCoordinate = lastCoordinate
             self.updateCount = updateCount
             self.memberships = memberships
+            self.instantVisits = instantVisits
             self.options = options
             self.stream = stream
         }
@@ -45,17 +49,40 @@ extension DetectionEngine {
         public var fence: FenceID
         /// Entry time in seconds since 1970.
         public var entryTime: Double
-        /// The device's update count at entry (identifies the visit).
+        /// The device's update count at entry: tells this visit's dwell timers and repeated-dwell count
+        /// from an earlier visit's (not part of the visit id).
         public var visitSequence: UInt64
+        /// Which visit of this fence beginning at ``entryTime`` this is (0: the first), part of the
+        /// visit id; `nil` for a visit recorded before ids were derived this way, whose id is derived
+        /// from ``visitSequence`` as it was then (docs/semantics.md, "Event and visit ids").
+        public var ordinal: UInt32?
         /// Whether the visit's dwell has fallen due (fired, or passed silently).
         public var hasDwelled: Bool
 
         /// Creates a membership snapshot.
-        public init(fence: FenceID, entryTime: Double, visitSequence: UInt64, hasDwelled: Bool) {
+        public init(fence: FenceID, entryTime: Double, visitSequence: UInt64, ordinal: UInt32? = 0, hasDwelled: Bool) {
             self.fence = fence
             self.entryTime = entryTime
             self.visitSequence = visitSequence
+            self.ordinal = ordinal
             self.hasDwelled = hasDwelled
+        }
+    }
+
+    /// A visit (or crossing) that began and ended at the same instant; see ``DeviceSnapshot/instantVisits``.
+    public struct InstantVisitSnapshot: Hashable, Sendable {
+        /// The fence.
+        public var fence: FenceID
+        /// The instant, in seconds since 1970.
+        public var entryTime: Double
+        /// Which visit of the fence beginning at that instant it was (0: the first).
+        public var ordinal: UInt32
+
+        /// Creates an instant-visit snapshot.
+        public init(fence: FenceID, entryTime: Double, ordinal: UInt32) {
+            self.fence = fence
+            self.entryTime = entryTime
+            self.ordinal = ordinal
         }
     }
 
@@ -104,15 +131,21 @@ extension DetectionEngine {
         memberships.reserveCapacity(state.inside.count)
         for m in state.inside {
             guard let fence = fences.id(ofSlot: m.slot) else { continue }
-            memberships.append(MembershipSnapshot(fence: fence, entryTime: m.entryTime,
-                                                  visitSequence: m.visitSequence, hasDwelled: m.hasDwelled))
+            memberships.append(MembershipSnapshot(fence: fence, entryTime: m.entryTime, visitSequence: m.visitSequence,
+                                                  ordinal: m.hasLegacyID ? nil : m.ordinal, hasDwelled: m.hasDwelled))
         }
         memberships.sort { $0.fence < $1.fence }
+        var instantVisits: [InstantVisitSnapshot] = []
+        for visit in state.instantVisits {
+            guard let fence = fences.id(ofSlot: visit.slot) else { continue }
+            instantVisits.append(InstantVisitSnapshot(fence: fence, entryTime: visit.entryTime, ordinal: visit.ordinal))
+        }
+        instantVisits.sort { $0.fence < $1.fence }
         // Closures, not `.map(optionSnapshot)`: a method used as a function value captures a copy of
         // the whole engine (every array and table retained and released), once per snapshot.
         return DeviceSnapshot(device: state.id, lastTime: state.lastTime, lastCoordinate: state.lastCoordinate,
                               updateCount: state.updateCount, memberships: memberships,
-                              options: optionStates[slot].map { optionSnapshot($0) },
+                              instantVisits: instantVisits, options: optionStates[slot].map { optionSnapshot($0) },
                               stream: streamStates[slot].map { streamSnapshot($0) })
     }
 
@@ -157,7 +190,8 @@ extension DetectionEngine {
                 guard m.entryTime.isFinite else {
                     throw .inconsistent(device: snapshot.device, reason: "entry time in fence \(m.fence) is not finite")
                 }
-                var membership = Membership(slot: slot, entryTime: m.entryTime, visitSequence: m.visitSequence)
+                var membership = Membership(slot: slot, entryTime: m.entryTime, visitSequence: m.visitSequence,
+                                            ordinal: m.ordinal ?? 0, hasLegacyID: m.ordinal == nil)
                 membership.hasDwelled = m.hasDwelled
                 state.inside.append(membership)
                 if !usesOptions, !m.hasDwelled, let dwell = fence.dwellTime ?? configuration.defaultDwellTime {
@@ -166,6 +200,14 @@ extension DetectionEngine {
                 }
             }
             state.inside.sort { $0.slot < $1.slot }
+            for visit in snapshot.instantVisits {
+                guard let slot = fences.slot(of: visit.fence) else { continue }  // removed: inert, dropped
+                guard visit.entryTime.isFinite else {
+                    throw .inconsistent(device: snapshot.device, reason: "an instant visit of fence \(visit.fence) has a non-finite time")
+                }
+                state.instantVisits.removeAll { $0.slot == slot }
+                state.instantVisits.append(InstantVisit(slot: slot, ordinal: visit.ordinal, entryTime: visit.entryTime))
+            }
             for i in state.inside.indices.dropFirst() where state.inside[i].slot == state.inside[i - 1].slot {
                 let id = fences.id(ofSlot: state.inside[i].slot)?.rawValue ?? "?"
                 throw .inconsistent(device: snapshot.device, reason: "inside fence \(id) twice")

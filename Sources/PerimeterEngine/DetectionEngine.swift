@@ -169,8 +169,8 @@ public struct DetectionEngine: Sendable {
         case outOfOrder(device: DeviceID, time: Date, lastAccepted: Date)
         /// The coordinate is not a position on Earth (not finite, or latitude beyond ±90).
         case invalidCoordinate(device: DeviceID, coordinate: Coordinate)
-        /// The time is not finite.
-        case invalidTime(device: DeviceID)
+        /// The time (seconds since 1970) is outside ``LocationUpdate/acceptedTimes``, or not a number.
+        case invalidTime(device: DeviceID, time: Double)
 
         public var description: String {
             switch self {
@@ -178,8 +178,8 @@ public struct DetectionEngine: Sendable {
                 "update of device \(device) at \(RFC3339Text(time)) is older than its last accepted update at \(RFC3339Text(last))"
             case let .invalidCoordinate(device, c):
                 "update of device \(device) has an invalid position: latitude \(c.latitude), longitude \(c.longitude)"
-            case let .invalidTime(device):
-                "update of device \(device) has an invalid time"
+            case let .invalidTime(device, time):
+                "update of device \(device): \(LocationUpdate.timeProblem(time) ?? "invalid time \(time)")"
             }
         }
     }
@@ -192,9 +192,9 @@ public struct DetectionEngine: Sendable {
     @discardableResult
     public mutating func process(_ update: LocationUpdate, into events: inout [GeofenceEvent]) -> Rejection? {
         let t = update.time.timeIntervalSince1970
-        guard t.isFinite else {
+        guard LocationUpdate.acceptedTimes.contains(t) else {
             statistics.rejectedUpdates += 1
-            return .invalidTime(device: update.device)
+            return .invalidTime(device: update.device, time: t)
         }
         guard var coordinate = Self.normalised(update.coordinate) else {
             statistics.rejectedUpdates += 1
@@ -407,6 +407,7 @@ public struct DetectionEngine: Sendable {
 
         var state = devices[d]
         devices[d].inside = []  // keep the array uniquely referenced while we edit `state`
+        if !state.instantVisits.isEmpty { state.instantVisits.removeAll { $0.entryTime < t } }  // no visit begins before t
 
         // 1. Dwells due by t, ordered by time then fence id.
         fireDueDwells(of: &state, by: t, coordinate: coordinate, into: &events)
@@ -428,6 +429,7 @@ public struct DetectionEngine: Sendable {
                 // Removed or expired fences drop their presence silently.
                 let traits = fences.traits(ofSlot: m.slot)
                 guard traits.exists, t < traits.expiry else { continue }
+                if m.entryTime == t { state.noteInstantVisit(m, keepingFrom: t) }
                 if traits.events.contains(.exit), let fence = fences.id(ofSlot: m.slot) {
                     statistics.exits += 1
                     var event = makeEvent(.exit, fence: fence, device: state, membership: m, time: t,
@@ -439,7 +441,8 @@ public struct DetectionEngine: Sendable {
                 j += 1
                 let traits = fences.traits(ofSlot: new)
                 guard traits.exists, t < traits.expiry else { continue }
-                let m = Membership(slot: new, entryTime: t, visitSequence: state.updateCount)
+                let m = Membership(slot: new, entryTime: t, visitSequence: state.updateCount,
+                                   ordinal: state.ordinal(ofVisitTo: new, at: t))
                 kept.append(m)
                 if let dwell = traits.dwellTime(or: configuration.defaultDwellTime) {
                     timers.push(DwellTimer(due: t + dwell, device: deviceSlot, slot: new,
@@ -524,22 +527,38 @@ public struct DetectionEngine: Sendable {
         }
     }
 
-    private func visitID(device: DeviceID, fence: FenceID, membership m: Membership) -> String {
+    /// The id of a visit: what the visit is — device, fence, entry time and which visit of that fence
+    /// beginning at that instant it is — so re-posting or replaying updates gives the same ids
+    /// (docs/semantics.md, "Event and visit ids").
+    func visitID(device: DeviceID, fence: FenceID, membership m: Membership) -> String {
         var hash = StableHash()
         hash.combine(device.rawValue)
         hash.combine(fence.rawValue)
         hash.combine(m.entryTime)
-        hash.combine(m.visitSequence)
+        if m.hasLegacyID {
+            // A visit restored from a store written before ordinals keeps the id its entry was given.
+            hash.combine(m.visitSequence)
+        } else {
+            hash.combine(UInt64(m.ordinal))
+            hash.combine(Self.visitIDScheme)  // one more word: never equal to a legacy id's input
+        }
         return hash.hex
     }
 
+    /// Marks ids derived from what a visit is (as opposed to the legacy update count).
+    private static let visitIDScheme: UInt64 = 2
+
+    /// An event of the visit `m`. Its id hashes the visit id, the kind and the event time, plus `extra`
+    /// where one visit has several events of a kind: the repeat number of a repeated dwell, the number
+    /// of a level event among the device's updates at one instant.
     func makeEvent(_ kind: GeofenceEventKind, fence: FenceID, device: DeviceState, membership m: Membership,
                    time: Double, coordinate: Coordinate, extra: UInt64? = nil) -> GeofenceEvent {
         let visit = visitID(device: device.id, fence: fence, membership: m)
         var hash = StableHash()
         hash.combine(visit)
         hash.combine(kind.rawValue)
-        if let extra { hash.combine(extra) }  // repeated dwells and level events: one id per occurrence
+        hash.combine(time)
+        if let extra { hash.combine(extra) }
         return GeofenceEvent(id: hash.hex, visitID: visit, kind: kind, fence: fence, device: device.id,
                              time: Date(timeIntervalSince1970: time), coordinate: coordinate)
     }
@@ -555,17 +574,43 @@ public struct DetectionEngine: Sendable {
 
 // MARK: - Per-device state
 
-/// One device's presence: 48 bytes plus 24 per fence it is inside.
+/// One device's presence: 64 bytes plus 24 per fence it is inside.
 struct DeviceState: Sendable {
     var id: DeviceID
     var lastTime: Double = -.infinity
     var lastCoordinate = Coordinate(latitude: 0, longitude: 0)
-    /// Number of accepted updates; a visit is identified by the count at its entry.
+    /// Number of accepted updates (tells a visit's dwell timers and repeat counts from another's).
     var updateCount: UInt64 = 0
     /// Fences the device is inside, ascending by slot.
     var inside: [Membership] = []
+    /// Visits (and crossings) that began and ended at one instant, the latest per fence: a visit of that
+    /// fence beginning again at that instant is numbered after it. Empty almost always (it takes
+    /// several updates with equal times), so the common path neither reads nor allocates it.
+    var instantVisits: [InstantVisit] = []
 
     init(id: DeviceID) { self.id = id }
+
+    /// Which visit of the fence in `slot` beginning at `time` a visit beginning now is: 0 for the
+    /// first, one more than the latest that began and ended at that instant.
+    @inline(__always)
+    func ordinal(ofVisitTo slot: FenceSet.Slot, at time: Double) -> UInt32 {
+        guard !instantVisits.isEmpty else { return 0 }
+        return ordinalAfterInstantVisits(slot: slot, at: time)
+    }
+
+    private func ordinalAfterInstantVisits(slot: FenceSet.Slot, at time: Double) -> UInt32 {
+        for visit in instantVisits where visit.slot == slot && visit.entryTime == time {
+            return visit.ordinal == .max ? .max : visit.ordinal + 1
+        }
+        return 0
+    }
+
+    /// Remembers that the visit `m` ended at its entry time, forgetting visits that began before
+    /// `threshold` (no visit can begin that early any more).
+    mutating func noteInstantVisit(_ m: Membership, keepingFrom threshold: Double) {
+        instantVisits.removeAll { $0.slot == m.slot || $0.entryTime < threshold }
+        instantVisits.append(InstantVisit(slot: m.slot, ordinal: m.ordinal, entryTime: m.entryTime))
+    }
 
     mutating func finish(time: Double, coordinate: Coordinate) {
         lastTime = time
@@ -574,18 +619,46 @@ struct DeviceState: Sendable {
     }
 }
 
-/// That a device is inside the fence in `slot`.
+/// That a device is inside the fence in `slot`: 24 bytes (the flags share a word with the sequence).
 struct Membership: Sendable {
     var slot: FenceSet.Slot
-    var hasDwelled = false
+    /// Which visit of this fence beginning at `entryTime` this is (0: the first); part of the visit id.
+    var ordinal: UInt32
     var entryTime: Double
-    var visitSequence: UInt64
+    /// The sequence in the low 62 bits, `hasDwelled` in bit 63, `hasLegacyID` in bit 62.
+    private var bits: UInt64
 
-    init(slot: FenceSet.Slot, entryTime: Double, visitSequence: UInt64) {
-        self.slot = slot
-        self.entryTime = entryTime
-        self.visitSequence = visitSequence
+    private static let dwelledBit: UInt64 = 1 << 63
+    private static let legacyBit: UInt64 = 1 << 62
+
+    /// The device's accepted-update count at entry: tells this visit's dwell timers and repeat counts
+    /// from those of an earlier visit of the same fence. Not part of the visit id (it depends on
+    /// history: a repeated update changes it).
+    var visitSequence: UInt64 { bits & (Self.legacyBit - 1) }
+
+    /// Whether the visit's dwell has fallen due (fired, or passed silently).
+    var hasDwelled: Bool {
+        get { bits & Self.dwelledBit != 0 }
+        set { bits = newValue ? bits | Self.dwelledBit : bits & ~Self.dwelledBit }
     }
+
+    /// Whether the visit was restored from a store written before ordinals: its id is derived from
+    /// ``visitSequence``, as its entry's was.
+    var hasLegacyID: Bool { bits & Self.legacyBit != 0 }
+
+    init(slot: FenceSet.Slot, entryTime: Double, visitSequence: UInt64, ordinal: UInt32, hasLegacyID: Bool = false) {
+        self.slot = slot
+        self.ordinal = ordinal
+        self.entryTime = entryTime
+        bits = (visitSequence & (Self.legacyBit - 1)) | (hasLegacyID ? Self.legacyBit : 0)
+    }
+}
+
+/// A visit (or crossing) of the fence in `slot` that began and ended at `entryTime`.
+struct InstantVisit: Sendable, Hashable {
+    var slot: FenceSet.Slot
+    var ordinal: UInt32
+    var entryTime: Double
 }
 
 private func RFC3339Text(_ date: Date) -> String { RFC3339.string(from: date) }

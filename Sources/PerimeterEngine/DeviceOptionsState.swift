@@ -35,6 +35,14 @@ struct DeviceOptionsState: Sendable {
     /// The due time of the option timer last scheduled for this device, if still pending.
     var scheduledDue: Double?
 
+    /// The earliest time a visit of this device may still begin at: its last update's time, or the
+    /// start of a pending entry or exit if earlier (interpolated or debounced transitions).
+    func earliestVisitStart(after state: DeviceState) -> Double {
+        var earliest = state.lastTime
+        for p in pending where p.since < earliest { earliest = p.since }
+        return earliest
+    }
+
     func pendingIndex(slot: FenceSet.Slot) -> Int? { pending.firstIndex { $0.slot == slot } }
 
     func repeats(slot: FenceSet.Slot, visit: UInt64) -> Int {

@@ -37,6 +37,9 @@ struct StableHash {
         combine(count)
     }
 
+    /// The hash as one 64-bit word (for a hash that is itself combined into another).
+    var word: UInt64 { StableHash.mix(a ^ (b >> 1)) }
+
     /// The hash as 32 lower-case hex digits.
     var hex: String {
         let first = StableHash.mix(a ^ (b >> 1)), second = StableHash.mix(b ^ a)

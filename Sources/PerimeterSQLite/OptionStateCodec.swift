@@ -66,7 +66,7 @@ enum OptionStateCodec {
         return w.bytes
     }
 
-    private struct Writer {
+    struct Writer {
         var bytes: [UInt8] = []
 
         mutating func byte(_ value: UInt8) { bytes.append(value) }
@@ -149,7 +149,7 @@ enum OptionStateCodec {
         return (options, stream)
     }
 
-    private struct Reader {
+    struct Reader {
         let bytes: [UInt8]
         var offset = 0
 
@@ -190,5 +190,38 @@ enum OptionStateCodec {
             let accuracy: Double? = try byte() != 0 ? try f64() : nil
             return .init(time: time, coordinate: coordinate, accuracy: accuracy)
         }
+    }
+}
+
+/// The binary form of a device's instant visits (the `device.instant_visits` column): a format byte (1),
+/// a count (u32), then per visit the fence (u32 byte count and UTF-8), the instant (f64 bit pattern)
+/// and the ordinal (u32), all little-endian.
+enum InstantVisitCodec {
+    static let format: UInt8 = 1
+
+    static func encode(_ visits: [DetectionEngine.InstantVisitSnapshot]) -> [UInt8] {
+        var w = OptionStateCodec.Writer()
+        w.byte(format)
+        w.u32(visits.count)
+        for visit in visits {
+            w.text(visit.fence.rawValue)
+            w.f64(visit.entryTime)
+            w.u32(Int(visit.ordinal))
+        }
+        return w.bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(OptionStateCodec.DecodingError) -> [DetectionEngine.InstantVisitSnapshot] {
+        var r = OptionStateCodec.Reader(bytes: bytes)
+        let version = try r.byte()
+        guard version == format else { throw .init(description: "unknown instant visit format \(version)") }
+        var visits: [DetectionEngine.InstantVisitSnapshot] = []
+        for _ in 0..<(try r.count(minimumSize: 16)) {
+            let fence = FenceID(try r.text())
+            let entryTime = try r.f64()
+            visits.append(.init(fence: fence, entryTime: entryTime, ordinal: UInt32(try r.u32())))
+        }
+        guard r.offset == bytes.count else { throw .init(description: "\(bytes.count - r.offset) unexpected bytes at the end") }
+        return visits
     }
 }

@@ -67,7 +67,8 @@ extension SQLiteGeofencingStore {
 
         if !changes.devices.isEmpty {
             let update = try db.statement(literal: """
-                UPDATE device SET last_time = ?2, latitude = ?3, longitude = ?4, update_count = ?5 WHERE id = ?1
+                UPDATE device SET last_time = ?2, latitude = ?3, longitude = ?4, update_count = ?5, instant_visits = ?6
+                WHERE id = ?1
                 """)
             // Devices without option state only need a delete when some device has a row (rare).
             for change in changes.devices {
@@ -91,30 +92,35 @@ extension SQLiteGeofencingStore {
                     }
                 }
                 // A known device (the usual case) is one keyed update; a new one goes after the others.
-                // Both statements number their parameters alike: ?1 id, ?2 time, ?3 latitude, ?4 longitude, ?5 count.
-                func bindDevice(_ statement: Statement) {
+                // Both statements number their parameters alike: ?1 id, ?2 time, ?3 latitude, ?4 longitude, ?5 count,
+                // ?6 instant visits (NULL for none, the usual case).
+                func executeDevice(_ statement: Statement) throws {
                     statement.bind(snapshot.device.rawValue, at: 1)
                     statement.bind(snapshot.lastTime, at: 2)
                     statement.bind(snapshot.lastCoordinate.latitude, at: 3)
                     statement.bind(snapshot.lastCoordinate.longitude, at: 4)
                     statement.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
+                    if snapshot.instantVisits.isEmpty {
+                        statement.bind(nil as Int64?, at: 6)
+                        try statement.execute()
+                    } else {
+                        try statement.execute(binding: InstantVisitCodec.encode(snapshot.instantVisits), at: 6)
+                    }
                 }
-                bindDevice(update)
-                try update.execute()
+                try executeDevice(update)
                 if db.changes == 0 {
                     let insert = try db.statement(literal: """
-                        INSERT INTO device (id, position, last_time, latitude, longitude, update_count)
-                        VALUES (?1, (SELECT coalesce(max(position), 0) + 1 FROM device), ?2, ?3, ?4, ?5)
+                        INSERT INTO device (id, position, last_time, latitude, longitude, update_count, instant_visits)
+                        VALUES (?1, (SELECT coalesce(max(position), 0) + 1 FROM device), ?2, ?3, ?4, ?5, ?6)
                         """)
-                    bindDevice(insert)
-                    try insert.execute()
+                    try executeDevice(insert)
                 }
                 guard change.presenceChanged else { continue }
                 let clear = try db.statement(literal: "DELETE FROM presence WHERE device = ?")
                 clear.bind(snapshot.device.rawValue, at: 1)
                 try clear.execute()
                 let insert = try db.statement(literal: """
-                    INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled) VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES (?, ?, ?, ?, ?, ?)
                     """)
                 for m in snapshot.memberships {
                     insert.bind(snapshot.device.rawValue, at: 1)
@@ -122,6 +128,7 @@ extension SQLiteGeofencingStore {
                     insert.bind(m.entryTime, at: 3)
                     insert.bind(Int64(bitPattern: m.visitSequence), at: 4)
                     insert.bind(Int64(m.hasDwelled ? 1 : 0), at: 5)
+                    insert.bind(m.ordinal.map(Int64.init), at: 6)
                     try insert.execute()
                 }
             }

@@ -34,18 +34,23 @@ extension SQLiteGeofencingStore {
                 additionSequence: fences.isNull(7) ? nil : fences.int64(7)))
         }
         var memberships: [DeviceID: [DetectionEngine.MembershipSnapshot]] = [:]
-        let presence = try db.statement("SELECT device, fence, entry_time, visit_sequence, has_dwelled FROM presence")
+        let presence = try db.statement("SELECT device, fence, entry_time, visit_sequence, has_dwelled, ordinal FROM presence")
         while try presence.step() {
+            // NULL ordinal: a visit recorded before version 4, whose id is derived from its sequence.
+            let ordinal = presence.isNull(5) ? nil : UInt32(exactly: presence.int64(5))
+            guard presence.isNull(5) || ordinal != nil else {
+                throw GeofencingError(.incompatibleStorage, "the store records visit ordinal \(presence.int64(5)) for device \(presence.string(0)) in fence \(presence.string(1)), which is out of range; the database is damaged")
+            }
             memberships[DeviceID(presence.string(0)), default: []].append(DetectionEngine.MembershipSnapshot(
                 fence: FenceID(presence.string(1)), entryTime: presence.double(2),
-                visitSequence: UInt64(bitPattern: presence.int64(3)), hasDwelled: presence.int64(4) != 0))
+                visitSequence: UInt64(bitPattern: presence.int64(3)), ordinal: ordinal, hasDwelled: presence.int64(4) != 0))
         }
         var optionStates: [DeviceID: [UInt8]] = [:]
         let options = try db.statement("SELECT device, state FROM device_option")
         while try options.step() {
             optionStates[DeviceID(options.string(0))] = options.blob(1)
         }
-        let devices = try db.statement("SELECT id, last_time, latitude, longitude, update_count FROM device ORDER BY position")
+        let devices = try db.statement("SELECT id, last_time, latitude, longitude, update_count, instant_visits FROM device ORDER BY position")
         while try devices.step() {
             let id = DeviceID(devices.string(0))
             var snapshot = DetectionEngine.DeviceSnapshot(
@@ -53,6 +58,13 @@ extension SQLiteGeofencingStore {
                 lastCoordinate: Coordinate(latitude: devices.double(2), longitude: devices.double(3)),
                 updateCount: UInt64(bitPattern: devices.int64(4)),
                 memberships: (memberships.removeValue(forKey: id) ?? []).sorted { $0.fence < $1.fence })
+            if !devices.isNull(5) {
+                do {
+                    snapshot.instantVisits = try InstantVisitCodec.decode(devices.blob(5))
+                } catch {
+                    throw GeofencingError(.incompatibleStorage, "the stored instant visits of device \(id) cannot be read (\(error)); the database is damaged")
+                }
+            }
             if let bytes = optionStates.removeValue(forKey: id) {
                 do {
                     (snapshot.options, snapshot.stream) = try OptionStateCodec.decode(bytes)

@@ -70,6 +70,14 @@ enum Schema {
                           FROM fence WHERE fence.id = event.fence);
         UPDATE event SET properties = NULL WHERE properties = '{}';
         """,
+        // 5: visit ids derived from what the visit is. A visit's ordinal (which visit of its fence
+        // beginning at that instant it is) is part of its id; NULL in rows written before, whose ids
+        // are derived from visit_sequence as they were. A device's visits that began and ended at one
+        // instant (InstantVisitCodec; NULL for none).
+        """
+        ALTER TABLE presence ADD COLUMN ordinal INTEGER;
+        ALTER TABLE device ADD COLUMN instant_visits BLOB;
+        """,
     ]
 
     /// The schema version this code writes.

@@ -235,6 +235,7 @@ enum LocationBatchReader {
             default:
                 return nil
             }
+            guard LocationUpdate.acceptedTimes.contains(time.timeIntervalSince1970) else { return nil }  // LocationDecoder says why
             let accuracyValue = if case .absent = self[.accuracy] { self[.horizontalAccuracy] } else { self[.accuracy] }
             guard let accuracy = Self.optional(accuracyValue), (accuracy.map { $0 >= 0 } ?? true),
                   let speed = Self.optional(self[.speed]), let course = Self.optional(self[.course])

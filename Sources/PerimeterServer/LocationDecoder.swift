@@ -51,6 +51,11 @@ public enum LocationDecoder {
         default:
             throw Failure(path: path.appending(.key("time")), message: "time must be an RFC 3339 string or Unix seconds")
         }
+        // The engine refuses such times too; refusing them here names the member, and keeps them from
+        // moving a data clock before the engine sees them.
+        if let problem = LocationUpdate.timeProblem(time.timeIntervalSince1970) {
+            throw Failure(path: path.appending(.key("time")), message: problem)
+        }
         let accuracyKey = object["accuracy"] != nil ? "accuracy" : "horizontalAccuracy"
         let accuracy = try optionalNumber(object, accuracyKey, path)
         if let accuracy, accuracy < 0 {

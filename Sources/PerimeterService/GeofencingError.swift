@@ -80,8 +80,8 @@ extension GeofencingError {
             self.init(.outOfOrderUpdate, "\(rejection); send each device's updates in time order", device: device)
         case let .invalidCoordinate(device, _):
             self.init(.invalidLocation, "\(rejection); latitude must be within ±90° and both finite", device: device)
-        case let .invalidTime(device):
-            self.init(.invalidLocation, "\(rejection); the time must be finite", device: device)
+        case let .invalidTime(device, _):
+            self.init(.invalidLocation, "\(rejection)", device: device)
         }
     }
 }

@@ -68,6 +68,28 @@ struct DefaultSemanticsTests {
         #expect(engine.knownDevices.isEmpty)
     }
 
+    @Test("update times outside 1970…2200 are rejected, naming the value; the bounds are exact", arguments: [
+        (0.0, true), (-0.001, false), (7_258_118_399.999, true), (7_258_118_400, false), (1e18, false),
+        (1_700_000_000_000, false), (-1e10, false), (.nan, false), (.infinity, false), (-.infinity, false),
+    ])
+    func updateTimeRange(seconds: Double, accepted: Bool) {
+        for configuration in [DetectionEngine.Configuration(), .init(options: DetectionOptions(crossings: true), deduplicate: true)] {
+            var engine = DetectionEngine(fences: [square("a", lat: 0, lon: 0)], configuration: configuration)
+            var events: [GeofenceEvent] = []
+            let input = update(seconds, 0.5, 0.5)
+            let rejection = engine.process(input, into: &events)
+            #expect((rejection == nil) == accepted)
+            #expect(events.isEmpty != accepted)
+            guard let rejection else { continue }
+            #expect(rejection == .invalidTime(device: "d", time: input.time.timeIntervalSince1970) || seconds.isNaN)
+            #expect(engine.knownDevices.isEmpty)
+            #expect(rejection.description.contains("\(input.time.timeIntervalSince1970)"), "\(rejection)")
+            #expect(rejection.description.contains("1970-01-01T00:00:00Z to 2200-01-01T00:00:00Z") || !seconds.isFinite)
+        }
+        #expect(LocationUpdate.timeProblem(1_700_000_000_000)?.contains("milliseconds") == true)
+        #expect(LocationUpdate.timeProblem(-100)?.contains("(1969-12-31T23:58:20.000Z)") == true)
+    }
+
     @Test("dwell fires at exactly entry + dwell time, not a moment before")
     func dwellAtExactTime() {
         var engine = DetectionEngine(fences: [square("a", lat: 0, lon: 0, dwell: 60)])

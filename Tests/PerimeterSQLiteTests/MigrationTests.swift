@@ -106,6 +106,8 @@ struct MigrationTests {
             #expect(state.devices.map(\.lastCoordinate.latitude) == [48, 48, 47.5])
             #expect(state.devices.map { $0.memberships.map(\.fence) } == [["park"], ["zoo"], []])
             #expect(state.devices.first?.memberships.first?.hasDwelled == true)
+            #expect(state.devices.flatMap(\.memberships).allSatisfy { $0.ordinal == nil }, "visits of old rows keep their old ids")
+            #expect(state.devices.allSatisfy { $0.instantVisits.isEmpty })
             #expect(state.devices.map(\.options) == [options, nil, nil])
             #expect(state.fences.map(\.id) == ["park", "zoo"] && state.fences.last?.additionSequence == 4)
             #expect(state.deviceConsents == ["ant": false] && state.serviceConsent == true)
@@ -140,7 +142,7 @@ struct MigrationTests {
             try db.execute("""
                 DELETE FROM device WHERE id = '\(next)'; DELETE FROM event WHERE sequence = 3;
                 UPDATE device SET last_time = 1001.5, update_count = 1 WHERE id = 'ant';
-                INSERT INTO presence VALUES ('ant', 'zoo', 1001.5, 2, 0);
+                INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled) VALUES ('ant', 'zoo', 1001.5, 2, 0);
                 UPDATE meta SET value = 6 WHERE key = 'processed_updates';
                 """)
             db.close()
@@ -196,7 +198,6 @@ struct MigrationTests {
         reopened.close()
         let db = try Database(path: path)
         #expect(try db.integer("PRAGMA user_version") == Schema.version)
-        #expect(Schema.version == 4)
         #expect(try db.text("PRAGMA integrity_check") == "ok")
         db.close()
     }
@@ -313,5 +314,70 @@ struct MigrationTests {
             }
             #expect(throws: OptionStateCodec.DecodingError.self) { try OptionStateCodec.decode(bytes + [0]) }
         }
+    }
+
+    @Test("visit ordinals and instant visits round-trip through the store; old rows stay legacy")
+    func visitOrdinals() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("ids.sqlite")
+        try Self.writeVersion2(path, options: OptionStateCodec.encode(
+            options: DetectionEngine.DeviceOptionSnapshot(lastSequence: 6), stream: nil))
+        let store = try SQLiteGeofencingStore(path: path)
+        let snapshot = DetectionEngine.DeviceSnapshot(
+            device: "ant", lastTime: 1003, lastCoordinate: Coordinate(latitude: 48, longitude: 3), updateCount: 9,
+            memberships: [.init(fence: "park", entryTime: 1003, visitSequence: 8, ordinal: 2, hasDwelled: false),
+                          .init(fence: "zoo", entryTime: 1001.5, visitSequence: 2, ordinal: nil, hasDwelled: true)],
+            instantVisits: [.init(fence: "park", entryTime: 1003, ordinal: 1), .init(fence: "zoo é", entryTime: -0.0, ordinal: .max)])
+        var changes = StoreChanges()
+        changes.devices = [DeviceChange(snapshot: snapshot, presenceChanged: true),
+                           DeviceChange(snapshot: .init(device: "newcomer", lastTime: 5, lastCoordinate: Coordinate(latitude: 1, longitude: 1),
+                                                        updateCount: 1, memberships: [], instantVisits: snapshot.instantVisits),
+                                        presenceChanged: false)]
+        try store.commit(changes)
+        store.close()
+
+        let reopened = try SQLiteGeofencingStore(path: path)
+        let state = try reopened.load()
+        let ant = try #require(state.devices.first { $0.device == "ant" })
+        #expect(ant.memberships == snapshot.memberships)
+        #expect(ant.instantVisits == snapshot.instantVisits)
+        #expect(ant.instantVisits.last?.entryTime.sign == .minus, "bit for bit")
+        #expect(state.devices.first { $0.device == "newcomer" }?.instantVisits == snapshot.instantVisits)
+        #expect(state.devices.first { $0.device == "zebra" }?.memberships.first?.ordinal == nil)
+        reopened.close()
+
+        // A device that has no instant visits any more gets NULL again.
+        let again = try SQLiteGeofencingStore(path: path)
+        var clear = StoreChanges()
+        var cleared = snapshot
+        cleared.instantVisits = []
+        clear.devices = [DeviceChange(snapshot: cleared, presenceChanged: false)]
+        try again.commit(clear)
+        again.close()
+        let db = try Database(path: path)
+        #expect(try db.integer("SELECT count(*) FROM device WHERE instant_visits IS NOT NULL") == 1)
+        try db.execute("UPDATE device SET instant_visits = x'0201' WHERE id = 'newcomer'")
+        db.close()
+        let damaged = try SQLiteGeofencingStore(path: path)
+        defer { damaged.close() }
+        do {
+            _ = try damaged.load()
+            Issue.record("expected an error")
+        } catch let error as GeofencingError {
+            #expect(error.code == .incompatibleStorage && error.message.contains("newcomer"))
+        }
+    }
+
+    @Test("instant visits: the codec round-trips and refuses every truncation")
+    func instantVisitCodec() throws {
+        let visits: [DetectionEngine.InstantVisitSnapshot] = [
+            .init(fence: "a", entryTime: 1.5, ordinal: 0), .init(fence: "bé", entryTime: -.infinity, ordinal: 7),
+        ]
+        let bytes = InstantVisitCodec.encode(visits)
+        #expect(try InstantVisitCodec.decode(bytes) == visits)
+        for cut in 0..<bytes.count {
+            #expect(throws: OptionStateCodec.DecodingError.self) { try InstantVisitCodec.decode(Array(bytes[..<cut])) }
+        }
+        #expect(throws: OptionStateCodec.DecodingError.self) { try InstantVisitCodec.decode(bytes + [0]) }
     }
 }

@@ -39,6 +39,42 @@ struct ServiceRestartTests {
         #expect(logged.map(\.sequence) == Array(1...Int64(logged.count)))
     }
 
+    @Test("same-instant re-entries: restarts between updates of one instant, and batches re-sent after a crash, keep every id",
+          arguments: StoreKind.allCases, [false, true])
+    func sameInstantRestartsAndRetries(kind: StoreKind, deduplicate: Bool) throws {
+        // A device that leaves and re-enters the fence several times at one instant, then stays.
+        let t = 1_750_000_000.0
+        // Positions differ a little, so that duplicate suppression does not take them for repeats.
+        let positions = [48.0, 48.01, 48.0001, 48.0101, 48.0002, 48.0002, 48.01].map { (latitude: $0, longitude: 2.0) }
+        let times = [t, t, t, t, t, t + 30, t + 100]
+        let updates = zip(times, positions).map { time, p in
+            LocationUpdate(device: "van", time: Date(timeIntervalSince1970: time), latitude: p.latitude, longitude: p.longitude)
+        }
+        let options = GeofencingOptions(defaultDwellTime: 20, deduplicate: deduplicate)
+        let feature = circle("depot", latitude: 48, longitude: 2, radius: 300)
+        let reference = GeofencingService()
+        try reference.configure(options)
+        try reference.addFeature(feature)
+        _ = try reference.process(updates)
+        let expected = try reference.loggedEvents(after: 0, limit: 1000).map(\.event)
+        #expect(expected.map(\.kind) == [.entry, .exit, .entry, .exit, .entry, .dwell, .exit])
+        #expect(Set(expected.map(\.id)).count == expected.count)
+
+        for cut in 1..<updates.count {
+            let harness = StoreHarness(kind)
+            var service = try harness.service(options)
+            try service.addFeature(feature)
+            _ = try service.process(updates[..<cut])
+            service = try harness.service(options)  // restart
+            // The client re-sends everything from the start: what was processed is rejected as older (or
+            // absorbed), the update at the cut is the same as the last processed one (no new event).
+            let retry = deduplicate ? updates[...] : updates[(cut - 1)...]
+            _ = try service.process(retry)
+            let logged = try service.loggedEvents(after: 0, limit: 1000).map(\.event)
+            #expect(logged == expected, "restart after update \(cut)")
+        }
+    }
+
     @Test("group commit: a restart loses only the uncommitted tail, and resuming from processedUpdateCount repairs it",
           arguments: StoreKind.allCases)
     func groupCommit(kind: StoreKind) throws {

@@ -14,8 +14,10 @@ struct StoreConformanceTests {
             device: DeviceID(id), lastTime: 1_750_000_000.125, lastCoordinate: Coordinate(latitude: 48.1, longitude: 2.3),
             updateCount: count,
             memberships: fences.enumerated().map { i, f in
-                .init(fence: FenceID(f), entryTime: 1_750_000_000 + Double(i) / 3, visitSequence: UInt64(i), hasDwelled: i % 2 == 0)
-            })
+                .init(fence: FenceID(f), entryTime: 1_750_000_000 + Double(i) / 3, visitSequence: UInt64(i),
+                      ordinal: i % 3 == 2 ? nil : UInt32(i), hasDwelled: i % 2 == 0)
+            },
+            instantVisits: fences.isEmpty ? [] : [.init(fence: "gone", entryTime: 1_750_000_000.125, ordinal: UInt32(count))])
     }
 
     /// Event `n`; every other one carries its fence's name, group, properties (of every JSON kind) and

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import PerimeterTestSupport
 @testable import PerimeterServer
@@ -44,7 +47,8 @@ struct TargetTests {
         #expect(TargetAddressPolicy.refusalReason(ipv6: v6([0xfe, 0x80])) != nil)
         #expect(TargetAddressPolicy.refusalReason(ipv6: v6([0xfd, 0x12])) != nil)
         #expect(TargetAddressPolicy.refusalReason(ipv6: v6([0xff, 0x02])) != nil)
-        #expect(TargetAddressPolicy.refusalReason(ipv6: v6([0x20, 0x01, 0x0d, 0xb8])) == nil)
+        #expect(TargetAddressPolicy.refusalReason(ipv6: v6([0x20, 0x01, 0x0d, 0xb8])) != nil)  // documentation
+        #expect(TargetAddressPolicy.refusalReason(ipv6: v6([0x2a, 0x00, 0x14, 0x50])) == nil)
         let mapped: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]
         #expect(TargetAddressPolicy.refusalReason(ipv6: mapped + [127, 0, 0, 1]) != nil)
         #expect(TargetAddressPolicy.refusalReason(ipv6: mapped + [8, 8, 8, 8]) == nil)
@@ -113,6 +117,96 @@ struct TargetTests {
         #expect(try WebhookHTTPClient.parseStatus(Array("HTTP/1.0 500".utf8), target: target) == 500)
         for bad in ["", "HTTP/2 200 OK", "HTTP/1.1 2000 X", "SMTP 220", "HTTP/1.1 abc"] {
             #expect(throws: WebhookError.self) { try WebhookHTTPClient.parseStatus(Array(bad.utf8), target: target) }
+        }
+    }
+
+    // MARK: - The IANA special-purpose registries
+
+    /// The bytes of an address literal (IPv4 or IPv6), as the resolver would return them.
+    static func address(_ text: String) throws -> ResolvedAddress {
+        var v4 = in_addr(), v6 = in6_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            return ResolvedAddress(isIPv6: false, bytes: withUnsafeBytes(of: v4) { Array($0) }, port: 80)
+        }
+        try #require(inet_pton(AF_INET6, text, &v6) == 1, "\(text) is not an address literal")
+        return ResolvedAddress(isIPv6: true, bytes: withUnsafeBytes(of: v6) { Array($0) }, port: 80)
+    }
+
+    static func refusal(_ text: String) throws -> String? {
+        TargetAddressPolicy().refusalReason(try address(text))
+    }
+
+    @Test("special-purpose and IPv4-embedding addresses are refused, also as URLs", arguments: [
+        "::127.0.0.1", "::8.8.8.8", "64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "64:ff9b::a00:1", "64:ff9b:1::808:808",
+        "2002:7f00:1::", "2002:a9fe:a9fe::1", "2002:c0a8:101::", "::ffff:169.254.169.254", "::ffff:10.0.0.1",
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:7f00:1:0:0:f7f7:f7f7", "2001:0:808:808::f5ff:fffe",
+        "198.18.0.1", "198.19.255.255", "192.0.0.1", "192.0.0.170", "192.0.2.1", "198.51.100.7", "203.0.113.9",
+        "192.88.99.1", "240.0.0.1", "255.255.255.255", "0.1.2.3", "100.127.255.254", "224.0.0.251", "239.255.255.250",
+        "100::1", "100:0:0:1::1", "2001:2::1", "2001:10::1", "2001:db8::1", "3fff::1", "5f00::1", "fc00::1", "fdff::1",
+        "fe80::1", "febf::1", "fec0::1", "ff02::1", "::", "::1",
+    ])
+    func refusesSpecialPurpose(text: String) throws {
+        let reason = try Self.refusal(text)
+        #expect(reason != nil, "\(text) was accepted")
+        let host = text.contains(":") ? "[\(text)]" : text
+        do {
+            _ = try TargetAddressPolicy().resolve(try WebhookTarget(url: "http://\(host)/"))
+            Issue.record("http://\(host)/ was not refused")
+        } catch {
+            #expect(error.code == .targetRefused && error.field == "url" && error.message.contains("resolves to"))
+        }
+        #expect(TargetAddressPolicy(allowPrivateTargets: true).refusalReason(try Self.address(text)) == nil,
+                "allowing private targets allows every address")
+    }
+
+    @Test("the reason names the range and the embedded address")
+    func reasons() throws {
+        #expect(try Self.refusal("198.18.0.1") == "is in 198.18.0.0/15, benchmarking, not globally reachable")
+        #expect(try Self.refusal("64:ff9b::a9fe:a9fe") ==
+                "is in 64:ff9b::/96, IPv4-IPv6 translation (NAT64), and embeds the IPv4 address 169.254.169.254, which is in 169.254.0.0/16, link-local (cloud metadata endpoints live here), not globally reachable")
+        #expect(try Self.refusal("224.0.0.1") == "is in 224.0.0.0/4, multicast")
+    }
+
+    @Test("public addresses are accepted, also in the forms that embed them", arguments: [
+        "8.8.8.8", "1.1.1.1", "93.184.216.34", "11.0.0.1", "100.128.0.1", "172.32.0.1", "192.0.1.1", "192.0.3.1",
+        "198.17.255.255", "198.20.0.1", "223.255.255.254", "192.0.0.9", "192.0.0.10", "192.31.196.1", "192.52.193.1",
+        "192.175.48.1", "2a00:1450:4001:81c::200e", "2606:4700:4700::1111", "2001:4860:4860::8888",
+        "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1", "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
+        "2001:1::1", "2001:1::2", "2001:1::3", "2001:3::1", "2001:4:112::1", "2001:20::1", "2001:30::1",
+        "2620:4f:8000::1",
+    ])
+    func acceptsPublic(text: String) throws {
+        #expect(try Self.refusal(text) == nil)
+    }
+
+    @Test("every registry row: its first and last address are judged by the row (or a more specific one)")
+    func registryRows() throws {
+        #expect(SpecialPurposeAddresses.ipv4.filter(\.inRegistry).count == 25)
+        #expect(SpecialPurposeAddresses.ipv6.filter(\.inRegistry).count == 25)
+        for row in SpecialPurposeAddresses.ipv4 {
+            #expect(row.address & ~row.mask == 0, "\(row.text) is not a network address")
+            for address in [row.address, row.address | ~row.mask] {
+                // The most specific row decides; the registry nests only a few rows in 192.0.0.0/24.
+                let decisive = try #require(SpecialPurposeAddresses.row(containing: address))
+                #expect(decisive.length >= row.length)
+                #expect((SpecialPurposeAddresses.refusal(ipv4: address) == nil) == decisive.globallyReachable,
+                        "\(SpecialPurposeAddresses.text(ipv4: address)) in \(row.text)")
+            }
+        }
+        for row in SpecialPurposeAddresses.ipv6 {
+            #expect(row.address.masked(row.length) == row.address, "\(row.text) is not a network address")
+            let network = SpecialPurposeAddresses.IPv6(high: ~0, low: ~0).masked(row.length)
+            let last = SpecialPurposeAddresses.IPv6(high: row.address.high | ~network.high, low: row.address.low | ~network.low)
+            #expect(SpecialPurposeAddresses.row(containing: last)?.length ?? -1 >= row.length, "\(last.text) in \(row.text)")
+            for address in [row.address, last] {
+                let decisive = try #require(SpecialPurposeAddresses.row(containing: address))
+                let refused = SpecialPurposeAddresses.refusal(ipv6: address) != nil
+                if decisive.embedding == nil {
+                    #expect(refused == (decisive.globallyReachable != true), "\(address.text) in \(row.text)")
+                } else {  // the first and last addresses of an embedding range embed 0.0.0.0 or 255.255.255.255
+                    #expect(refused, "\(address.text) in \(row.text)")
+                }
+            }
         }
     }
 }

@@ -4,16 +4,22 @@ import Glibc
 
 /// The SSRF guard: which resolved addresses a webhook may be sent to.
 ///
-/// Refused unless ``allowPrivateTargets``: loopback (127/8, ::1), unspecified (0/8, ::), private
-/// (10/8, 172.16/12, 192.168/16, fc00::/7), carrier-grade NAT (100.64/10), link-local (169.254/16,
-/// fe80::/10, cloud metadata endpoints live there), multicast and reserved (224/4, 240/4, ff00::/8), and
-/// IPv4-mapped IPv6 forms of those. A host is refused when *any* address it resolves to is refused, and
-/// the client connects only to the addresses it checked (no second resolution: DNS rebinding-safe).
+/// Unless ``allowPrivateTargets``, an address is refused when the most specific row of the IANA
+/// special-purpose address registries that contains it is not globally reachable (loopback, private,
+/// shared, link-local, documentation, benchmarking, IETF protocol assignments, reserved, …; see
+/// ``SpecialPurposeAddresses``), and when it is multicast, limited broadcast or deprecated site-local.
+/// IPv6 forms that embed an IPv4 address — IPv4-mapped, IPv4-compatible, NAT64 and 6to4, and both
+/// addresses of a Teredo address — are refused when the embedded address is (`[::ffff:127.0.0.1]`,
+/// `[64:ff9b::a9fe:a9fe]` and `[2002:7f00:1::]` all reach a refused IPv4 address); the deprecated
+/// IPv4-compatible form and the local-use NAT64 prefix are refused outright. A host is refused when
+/// *any* address it resolves to is refused, and the client connects only to the addresses it checked
+/// (no second resolution: DNS rebinding-safe).
 public struct TargetAddressPolicy: Hashable, Sendable {
-    /// Whether loopback, private and link-local targets are allowed (tests, private deployments).
+    /// Whether every address is allowed — loopback, private, link-local and the other special-purpose
+    /// ranges included (tests, private deployments).
     public var allowPrivateTargets: Bool
 
-    /// Creates a policy; private targets are refused by default.
+    /// Creates a policy; special-purpose targets are refused by default.
     public init(allowPrivateTargets: Bool = false) {
         self.allowPrivateTargets = allowPrivateTargets
     }
@@ -21,32 +27,19 @@ public struct TargetAddressPolicy: Hashable, Sendable {
     /// Why the IPv4 address (4 bytes, network order) is refused, or `nil` when it is public.
     public static func refusalReason(ipv4 b: [UInt8]) -> String? {
         guard b.count == 4 else { return "is not an IPv4 address" }
-        switch (b[0], b[1]) {
-        case (127, _): return "is a loopback address"
-        case (0, _): return "is an unspecified address"
-        case (10, _): return "is a private address"
-        case (172, 16...31): return "is a private address"
-        case (192, 168): return "is a private address"
-        case (100, 64...127): return "is a carrier-grade NAT address"
-        case (169, 254): return "is a link-local address"
-        case (224...255, _): return "is a multicast or reserved address"
-        default: return nil
-        }
+        return SpecialPurposeAddresses.refusal(ipv4: UInt32(b[0]) << 24 | UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3]))
     }
 
-    /// Why the IPv6 address (16 bytes) is refused, or `nil` when it is public.
+    /// Why the IPv6 address (16 bytes) is refused, or `nil` when it is public. An IPv4 address embedded
+    /// in it is judged too.
     public static func refusalReason(ipv6 b: [UInt8]) -> String? {
         guard b.count == 16 else { return "is not an IPv6 address" }
-        if b[0..<15].allSatisfy({ $0 == 0 }) {
-            return b[15] == 1 ? "is a loopback address" : (b[15] == 0 ? "is an unspecified address" : "is a reserved address")
+        var high: UInt64 = 0, low: UInt64 = 0
+        for i in 0..<8 {
+            high = high << 8 | UInt64(b[i])
+            low = low << 8 | UInt64(b[8 + i])
         }
-        if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xff && b[11] == 0xff {
-            return refusalReason(ipv4: Array(b[12..<16]))
-        }
-        if b[0] & 0xfe == 0xfc { return "is a private (unique local) address" }
-        if b[0] == 0xfe && b[1] & 0xc0 == 0x80 { return "is a link-local address" }
-        if b[0] == 0xff { return "is a multicast address" }
-        return nil
+        return SpecialPurposeAddresses.refusal(ipv6: SpecialPurposeAddresses.IPv6(high: high, low: low))
     }
 
     /// Why `address` is refused under this policy, or `nil` when it may be used.
