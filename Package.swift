@@ -51,8 +51,13 @@ let package = Package(
         // MARK: Server (docs/server.md): libmicrohttpd is imported by PerimeterHTTP only.
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "PerimeterHTTP", dependencies: ["CMicroHTTPD"]),
+        // Webhook delivery: libcurl is imported by PerimeterHTTPClient only, libcrypto by PerimeterCrypto only.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "PerimeterHTTPClient", dependencies: ["CCurl"]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "PerimeterCrypto", dependencies: ["CCrypto"]),
         .target(name: "PerimeterServer", dependencies: [
-            "PerimeterHTTP", "PerimeterService", "PerimeterSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
+            "PerimeterHTTP", "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService", "PerimeterSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
             "PerimeterTracks",
         ]),
 
@@ -83,7 +88,7 @@ let package = Package(
             "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
         ]),
         .testTarget(name: "PerimeterWebhookTests", dependencies: [
-            "PerimeterTestSupport", "PerimeterServer", "PerimeterService", "PerimeterSQLite",
+            "PerimeterTestSupport", "PerimeterServer", "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService", "PerimeterSQLite",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
     ]

@@ -33,6 +33,11 @@ struct ServeCommand {
                              of once per request; a crash loses at most that interval (default: off).
       --allow-private-webhooks
                              Let webhooks target loopback, private and link-local addresses (default: refused).
+      --webhook-ca FILE      Trust the CA certificates in FILE (PEM) for https webhooks, besides the system's.
+      --webhook-client-cert FILE
+                             Present this client certificate (PEM) to https webhook receivers (mutual TLS).
+      --webhook-client-key FILE
+                             Its private key (PEM, unencrypted), unless FILE of --webhook-client-cert holds it.
       -h, --help             Show this help.
     """
 
@@ -68,6 +73,9 @@ struct ServeCommand {
             configuration.commitInterval = milliseconds / 1000
         }
         configuration.allowPrivateWebhookTargets = args.flag("allow-private-webhooks")
+        configuration.webhookTLS = WebhookTLS(trustedCAFile: try args.option("webhook-ca"),
+                                              clientCertificateFile: try args.option("webhook-client-cert"),
+                                              clientKeyFile: try args.option("webhook-client-key"))
         fences = try args.option("fences")
         try args.finish()
         self.configuration = configuration

@@ -37,12 +37,16 @@ public struct ServerConfiguration: Sendable {
     /// --allow-private-webhooks`; tests, private deployments). Off by default: the SSRF guard
     /// (docs/webhooks.md) refuses such targets at registration and at every delivery.
     public var allowPrivateWebhookTargets: Bool
+    /// Extra trusted CAs and the client certificate for `https` webhooks (`perimeter serve
+    /// --webhook-ca`, `--webhook-client-cert`, `--webhook-client-key`; docs/webhooks.md).
+    public var webhookTLS: WebhookTLS
 
     /// Creates a configuration.
     public init(databasePath: String? = nil, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 2,
                 checkpointPages: Int = 10_000,
                 api: APIConfiguration = APIConfiguration(), options: GeofencingOptions = GeofencingOptions(),
-                drainTimeout: Double = 10, commitInterval: Double? = nil, allowPrivateWebhookTargets: Bool = false) {
+                drainTimeout: Double = 10, commitInterval: Double? = nil, allowPrivateWebhookTargets: Bool = false,
+                webhookTLS: WebhookTLS = WebhookTLS()) {
         self.databasePath = databasePath
         self.address = address
         self.port = port
@@ -53,6 +57,7 @@ public struct ServerConfiguration: Sendable {
         self.drainTimeout = drainTimeout
         self.commitInterval = commitInterval
         self.allowPrivateWebhookTargets = allowPrivateWebhookTargets
+        self.webhookTLS = webhookTLS
     }
 
     /// Whether `address` is a loopback address (127.0.0.0/8 or ::1).

@@ -14,9 +14,17 @@ struct TargetTests {
         #expect(c.host == "::1" && c.port == 9000 && c.hostHeader == "[::1]:9000")
         let d = try WebhookTarget(url: "HTTP://Example.com?q")
         #expect(d.pathAndQuery == "/?q")
+        #expect(!d.isHTTPS && d.requestURL == "http://Example.com:80/?q")
+        let e = try WebhookTarget(url: "https://hooks.example.com/geo")
+        #expect(e.isHTTPS && e.port == 443 && e.hostHeader == "hooks.example.com" && e.requestURL == "https://hooks.example.com:443/geo")
+        let f = try WebhookTarget(url: "HTTPS://[2001:db8::1]:8443")
+        #expect(f.isHTTPS && f.host == "2001:db8::1" && f.hostHeader == "[2001:db8::1]:8443"
+                && f.requestURL == "https://[2001:db8::1]:8443/")
+        let g = try WebhookTarget(url: "https://h:80/")
+        #expect(g.hostHeader == "h:80")
     }
 
-    @Test(arguments: ["https://example.com/", "ftp://x/", "example.com", "http://", "http://user@host/",
+    @Test(arguments: ["ws://example.com/", "ftp://x/", "https://", "https://user:pw@host/", "example.com", "http://", "http://user@host/",
                       "http://host:0/", "http://host:70000/", "http://ho st/", "http://[::1/", "http://h\u{e9}/"])
     func rejectsBadURLs(url: String) {
         #expect(throws: WebhookError.self) { try WebhookTarget(url: url) }
@@ -107,12 +115,23 @@ struct TargetTests {
         #expect(throws: WebhookError.self) { try client.post(to: try WebhookTarget(url: url), headers: [], body: []) }
     }
 
-    @Test func statusLineParsing() throws {
-        let target = try WebhookTarget(url: "http://example.com/")
-        #expect(try WebhookHTTPClient.parseStatus(Array("HTTP/1.1 204 No Content".utf8), target: target) == 204)
-        #expect(try WebhookHTTPClient.parseStatus(Array("HTTP/1.0 500".utf8), target: target) == 500)
-        for bad in ["", "HTTP/2 200 OK", "HTTP/1.1 2000 X", "SMTP 220", "HTTP/1.1 abc"] {
-            #expect(throws: WebhookError.self) { try WebhookHTTPClient.parseStatus(Array(bad.utf8), target: target) }
+    @Test func nonHTTPRepliesAreMalformed() throws {
+        let receiver = try WebhookReceiverProcess(["--raw-reply", "SMTP 220 mail.example.com ready\r\n"])
+        defer { receiver.stop() }
+        let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 2, responseTimeout: 5)
+        do {
+            _ = try client.post(to: try WebhookTarget(url: receiver.url(scheme: "http")), headers: [], body: [])
+            Issue.record("a non-HTTP reply was accepted")
+        } catch {
+            #expect(error.code == .transport && error.message.contains("malformed response"), "\(error)")
+        }
+    }
+
+    @Test func headersWithLineBreaksAreRefused() throws {
+        let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true))
+        let target = try WebhookTarget(url: "http://127.0.0.1:9/")
+        for header in [("X-A", "1\r\nX-B: 2"), ("X-A\n", "1"), ("X:A", "1")] {
+            #expect(throws: WebhookError.self) { try client.post(to: target, headers: [header], body: []) }
         }
     }
 }
