@@ -14,14 +14,30 @@ private func configuration(tls: WebhookTLS, allowPrivate: Bool = true, retention
         jitterSeed: 99, tls: tls)
 }
 
-/// HTTPS delivery against a Python `http.server` wrapped in `ssl`, with a CA made for the test.
+/// One POST, its outcome kept for the test's task to check (blocking work runs off the pool).
+private func post(_ client: WebhookHTTPClient, _ target: WebhookTarget) -> Result<Int, WebhookError> {
+    Result { () throws(WebhookError) in try client.post(to: target, headers: [], body: [1]) }
+}
+
+extension Result {
+    var success: Success? { try? get() }
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// HTTPS delivery against a Python `http.server` wrapped in `ssl`, with a CA made for the test. Child
+/// processes and sockets are waited for off Swift's concurrency pool (`offThePool`).
 @Suite("Webhooks over HTTPS (libcurl)", .serialized)
 struct HTTPSTests {
     @Test("delivered over https when the receiver's CA is trusted; the signature verifies; one kept-alive connection")
     func deliversWithTrustedCA() async throws {
-        let certificates = try TestCertificates()
-        let receiver = try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey,
-                                                   "--secret", secret])
+        let (certificates, receiver) = try await offThePool {
+            let certificates = try TestCertificates()
+            return (certificates, try WebhookReceiverProcess(["--cert", certificates.serverCertificate,
+                                                              "--key", certificates.serverKey, "--secret", secret]))
+        }
         defer { receiver.stop() }
         let service = try makeService()
         let dispatcher = try WebhookDispatcher(service: service, store: InMemoryWebhookStore(),
@@ -47,8 +63,10 @@ struct HTTPSTests {
 
     @Test("refused without the CA: nothing is sent and the status and dead letter name the certificate problem")
     func refusedWithoutTrustedCA() async throws {
-        let certificates = try TestCertificates()
-        let receiver = try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey])
+        let (certificates, receiver) = try await offThePool {
+            let certificates = try TestCertificates()
+            return (certificates, try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey]))
+        }
         defer { receiver.stop() }
         let service = try makeService()
         // Another CA is trusted (so the system store plus a file is in use), just not the receiver's.
@@ -75,101 +93,98 @@ struct HTTPSTests {
     }
 
     @Test("the system store alone does not trust a private CA")
-    func systemStoreAloneRefusesPrivateCA() throws {
-        let certificates = try TestCertificates()
-        let receiver = try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey])
-        defer { receiver.stop() }
-        let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true))
-        do {
-            _ = try client.post(to: try WebhookTarget(url: receiver.url()), headers: [], body: [1])
-            Issue.record("an untrusted certificate was accepted")
-        } catch {
-            #expect(error.code == .transport && error.message.contains("certificate is not trusted"), "\(error)")
+    func systemStoreAloneRefusesPrivateCA() async throws {
+        let (outcome, seen) = try await offThePool {
+            let certificates = try TestCertificates()
+            let receiver = try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey])
+            defer { receiver.stop() }
+            let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true))
+            let target = try WebhookTarget(url: receiver.url())
+            return (post(client, target), receiver.requests)
         }
-        #expect(receiver.requests.isEmpty)
+        #expect(outcome.failure?.code == .transport && outcome.failure?.message.contains("certificate is not trusted") == true, "\(outcome)")
+        #expect(seen.isEmpty)
     }
 
     @Test("a certificate for 127.0.0.1 does not do for the name localhost")
-    func nameMismatch() throws {
-        let certificates = try TestCertificates()
-        let receiver = try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey])
-        defer { receiver.stop() }
-        let client = try WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 5,
-                                           responseTimeout: 10, tls: WebhookTLS(trustedCAFile: certificates.caCertificate))
-        #expect(try client.post(to: try WebhookTarget(url: receiver.url()), headers: [], body: [1]) == 204)
-        do {
-            _ = try client.post(to: try WebhookTarget(url: receiver.url(host: "localhost")), headers: [], body: [1])
-            Issue.record("a certificate without the name localhost was accepted for it")
-        } catch {
-            #expect(error.code == .transport && error.message.contains("does not match the host name"), "\(error)")
+    func nameMismatch() async throws {
+        let (byAddress, byName, seen) = try await offThePool {
+            let certificates = try TestCertificates()
+            let receiver = try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey])
+            defer { receiver.stop() }
+            let client = try WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 5,
+                                               responseTimeout: 10, tls: WebhookTLS(trustedCAFile: certificates.caCertificate))
+            return (post(client, try WebhookTarget(url: receiver.url())),
+                    post(client, try WebhookTarget(url: receiver.url(host: "localhost"))), receiver.requests)
         }
-        #expect(receiver.requests.count == 1)
+        #expect(byAddress.success == 204)
+        #expect(byName.failure?.code == .transport && byName.failure?.message.contains("does not match the host name") == true,
+                "\(byName)")
+        #expect(seen.count == 1)
     }
 
     @Test("a host name that resolves to loopback is refused unless private targets are allowed")
-    func loopbackNameRefused() throws {
-        let certificates = try TestCertificates()
-        let receiver = try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey])
-        defer { receiver.stop() }
-        let tls = WebhookTLS(trustedCAFile: certificates.caCertificate)
-        let dispatcher = try WebhookDispatcher(service: try makeService(), store: InMemoryWebhookStore(),
-                                               configuration: configuration(tls: tls, allowPrivate: false))
-        do {
-            try dispatcher.register(url: receiver.url(host: "localhost"), secret: secret)
-            Issue.record("a webhook to localhost was registered")
-        } catch {
-            #expect(error.code == .targetRefused && error.message.contains("loopback"), "\(error)")
+    func loopbackNameRefused() async throws {
+        let (registration, deliveries, seen) = try await offThePool {
+            let certificates = try TestCertificates()
+            let receiver = try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey])
+            defer { receiver.stop() }
+            let tls = WebhookTLS(trustedCAFile: certificates.caCertificate)
+            let dispatcher = try WebhookDispatcher(service: try makeService(), store: InMemoryWebhookStore(),
+                                                   configuration: configuration(tls: tls, allowPrivate: false))
+            let url = receiver.url(host: "localhost")
+            let registration = Result { () throws(WebhookError) in try dispatcher.register(url: url, secret: secret).id }
+            let client = try WebhookHTTPClient(policy: TargetAddressPolicy(), connectTimeout: 5, responseTimeout: 10, tls: tls)
+            let deliveries = try ["localhost", "127.0.0.1"].map { post(client, try WebhookTarget(url: receiver.url(host: $0))) }
+            return (registration, deliveries, receiver.requests)
         }
-        let client = try WebhookHTTPClient(policy: TargetAddressPolicy(), connectTimeout: 5, responseTimeout: 10, tls: tls)
-        for host in ["localhost", "127.0.0.1"] {
-            do {
-                _ = try client.post(to: try WebhookTarget(url: receiver.url(host: host)), headers: [], body: [1])
-                Issue.record("a delivery to \(host) was attempted")
-            } catch {
-                #expect(error.code == .targetRefused, "\(error)")
-            }
-        }
-        #expect(receiver.requests.isEmpty)
+        #expect(registration.failure?.code == .targetRefused && registration.failure?.message.contains("loopback") == true,
+                "\(registration)")
+        for delivery in deliveries { #expect(delivery.failure?.code == .targetRefused, "\(delivery)") }
+        #expect(seen.isEmpty)
     }
 
     @Test("mutual TLS: a receiver that demands a client certificate refuses us without one and accepts ours")
-    func mutualTLS() throws {
-        let certificates = try TestCertificates()
-        let receiver = try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey,
-                                                   "--client-ca", certificates.caCertificate])
-        defer { receiver.stop() }
-        let target = try WebhookTarget(url: receiver.url())
-        let anonymous = try WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 5,
-                                              responseTimeout: 10, tls: WebhookTLS(trustedCAFile: certificates.caCertificate))
-        do {
-            _ = try anonymous.post(to: target, headers: [], body: [1])
-            Issue.record("the receiver accepted a client without a certificate")
-        } catch {
-            #expect(error.code == .transport && (error.message.contains("TLS handshake failed")
-                                                 || error.message.contains("connection broke")), "\(error)")
+    func mutualTLS() async throws {
+        let (anonymous, identified, seen) = try await offThePool {
+            let certificates = try TestCertificates()
+            let receiver = try WebhookReceiverProcess(["--cert", certificates.serverCertificate, "--key", certificates.serverKey,
+                                                       "--client-ca", certificates.caCertificate])
+            defer { receiver.stop() }
+            let target = try WebhookTarget(url: receiver.url())
+            let anonymous = try WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 5,
+                                                  responseTimeout: 10, tls: WebhookTLS(trustedCAFile: certificates.caCertificate))
+            let identified = try WebhookHTTPClient(
+                policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 5, responseTimeout: 10,
+                tls: WebhookTLS(trustedCAFile: certificates.caCertificate, clientCertificateFile: certificates.clientCertificate,
+                                clientKeyFile: certificates.clientKey))
+            return (post(anonymous, target), post(identified, target), receiver.requests)
         }
-        let identified = try WebhookHTTPClient(
-            policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 5, responseTimeout: 10,
-            tls: WebhookTLS(trustedCAFile: certificates.caCertificate, clientCertificateFile: certificates.clientCertificate,
-                            clientKeyFile: certificates.clientKey))
-        #expect(try identified.post(to: target, headers: [("X-Test", "mtls")], body: [1]) == 204)
-        let seen = receiver.requests
+        let refusal = anonymous.failure?.message ?? "accepted without a client certificate"
+        #expect(anonymous.failure?.code == .transport
+                && (refusal.contains("TLS handshake failed") || refusal.contains("connection broke")), "\(refusal)")
+        #expect(identified.success == 204, "\(identified)")
         #expect(seen.count == 1 && seen.first?.clientCertificate == "perimeter-webhooks")
     }
 
     @Test("the client reuses its connection between requests to one receiver, http and https")
-    func keepAlive() throws {
-        let certificates = try TestCertificates()
-        for tls in [false, true] {
-            let receiver = try WebhookReceiverProcess(tls ? ["--cert", certificates.serverCertificate, "--key", certificates.serverKey] : [])
-            defer { receiver.stop() }
-            let client = try WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 5,
-                                               responseTimeout: 10, tls: WebhookTLS(trustedCAFile: certificates.caCertificate))
-            let target = try WebhookTarget(url: receiver.url(scheme: tls ? "https" : "http"))
-            let responses = try (0..<5).map { _ in try client.exchange(to: target, headers: [], body: [1, 2, 3]) }
+    func keepAlive() async throws {
+        let runs = try await offThePool {
+            let certificates = try TestCertificates()
+            return try [false, true].map { tls in
+                let receiver = try WebhookReceiverProcess(tls ? ["--cert", certificates.serverCertificate, "--key", certificates.serverKey] : [])
+                defer { receiver.stop() }
+                let client = try WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 5,
+                                                   responseTimeout: 10, tls: WebhookTLS(trustedCAFile: certificates.caCertificate))
+                let target = try WebhookTarget(url: receiver.url(scheme: tls ? "https" : "http"))
+                let responses = try (0..<5).map { _ in try client.exchange(to: target, headers: [], body: [1, 2, 3]) }
+                return (responses, Set(receiver.requests.map(\.peer)).count)
+            }
+        }
+        for (responses, connections) in runs {
             #expect(responses.map(\.status) == Array(repeating: 204, count: 5))
             #expect(responses.map(\.reusedConnection) == [false, true, true, true, true])
-            #expect(Set(receiver.requests.map(\.peer)).count == 1)
+            #expect(connections == 1)
         }
     }
 

@@ -115,16 +115,15 @@ struct TargetTests {
         #expect(throws: WebhookError.self) { try client.post(to: try WebhookTarget(url: url), headers: [], body: []) }
     }
 
-    @Test func nonHTTPRepliesAreMalformed() throws {
-        let receiver = try WebhookReceiverProcess(["--raw-reply", "SMTP 220 mail.example.com ready\r\n"])
-        defer { receiver.stop() }
-        let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 2, responseTimeout: 5)
-        do {
-            _ = try client.post(to: try WebhookTarget(url: receiver.url(scheme: "http")), headers: [], body: [])
-            Issue.record("a non-HTTP reply was accepted")
-        } catch {
-            #expect(error.code == .transport && error.message.contains("malformed response"), "\(error)")
+    @Test func nonHTTPRepliesAreMalformed() async throws {
+        let outcome = try await offThePool {
+            let receiver = try WebhookReceiverProcess(["--raw-reply", "SMTP 220 mail.example.com ready\r\n"])
+            defer { receiver.stop() }
+            let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 2, responseTimeout: 5)
+            let target = try WebhookTarget(url: receiver.url(scheme: "http"))
+            return Result { () throws(WebhookError) in try client.post(to: target, headers: [], body: []) }
         }
+        #expect(outcome.failure?.code == .transport && outcome.failure?.message.contains("malformed response") == true, "\(outcome)")
     }
 
     @Test func headersWithLineBreaksAreRefused() throws {
