@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PerimeterTestSupport
 @testable import PerimeterServer
+@testable import PerimeterHTTPClient
 
 @Suite("Webhook targets and the SSRF guard")
 struct TargetTests {
@@ -132,5 +133,34 @@ struct TargetTests {
         for header in [("X-A", "1\r\nX-B: 2"), ("X-A\n", "1"), ("X:A", "1")] {
             #expect(throws: WebhookError.self) { try client.post(to: target, headers: [header], body: []) }
         }
+    }
+}
+
+@Suite("HTTPClientSession (libcurl)")
+struct HTTPClientSessionTests {
+    @Test("connects only to the addresses it is given: a name that resolves nowhere reaches the pinned loopback address")
+    func connectsOnlyToPinnedAddresses() async throws {
+        let receiver = try LoopbackReceiver()
+        defer { receiver.stop() }
+        let port = receiver.port
+        let outcome = try await offThePool { () throws -> HTTPClientResponse in
+            let session = try HTTPClientSession(configuration: HTTPClientConfiguration(connectTimeout: 5, timeout: 10))
+            // .invalid never resolves (RFC 6761): a lookup of libcurl's own would fail the request.
+            return try session.post(url: "http://pinned.invalid:\(port)/hook", host: "pinned.invalid", port: port,
+                                    addresses: ["127.0.0.1"], headers: [("X-Pinned", "yes")], body: [1])
+        }
+        #expect(outcome.status == 200)
+        let request = try #require(receiver.requests.first)
+        #expect(request.headers["host"] == "pinned.invalid:\(port)" && request.headers["x-pinned"] == "yes")
+        #expect(request.headers["expect"] == nil, "no 100-continue round trip")
+    }
+
+    @Test func certificateFailuresAreClassified() {
+        #expect(HTTPClientSession.certificateKind(verifyResult: 20, detail: "SSL certificate problem: unable to get local issuer certificate") == .certificateNotTrusted)
+        #expect(HTTPClientSession.certificateKind(verifyResult: 18, detail: "self-signed certificate") == .certificateNotTrusted)
+        #expect(HTTPClientSession.certificateKind(verifyResult: 10, detail: "certificate has expired") == .certificateExpired)
+        #expect(HTTPClientSession.certificateKind(verifyResult: 9, detail: "certificate is not yet valid") == .certificateNotYetValid)
+        #expect(HTTPClientSession.certificateKind(verifyResult: 0, detail: "SSL: no alternative certificate subject name matches target host name 'x'") == .certificateNameMismatch)
+        #expect(HTTPClientSession.certificateKind(verifyResult: 23, detail: "certificate revoked") == .certificateInvalid)
     }
 }

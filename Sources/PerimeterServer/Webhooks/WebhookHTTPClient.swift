@@ -58,6 +58,8 @@ public final class WebhookHTTPClient: WebhookTransport {
 
     /// Idle sessions kept per origin (more are closed): one per worker posting there at the same time.
     static let idleSessionsPerOrigin = 8
+    /// Origins whose idle sessions are kept.
+    static let idleOrigins = 256
 
     /// Creates a client that trusts the system's CAs and presents no client certificate.
     public convenience init(policy: TargetAddressPolicy = TargetAddressPolicy(), connectTimeout: TimeInterval = 5,
@@ -148,8 +150,21 @@ public final class WebhookHTTPClient: WebhookTransport {
     }
 
     private func checkIn(_ session: HTTPClientSession, _ origin: String) {
-        idle.withLock { sessions in
-            if sessions[origin, default: []].count < Self.idleSessionsPerOrigin { sessions[origin, default: []].append(session) }
+        let dropped = idle.withLock { sessions -> [HTTPClientSession] in
+            var dropped: [HTTPClientSession] = []
+            // Receivers come and go with registrations: past a bound, the other origins' idle sessions
+            // (and their connections) are closed rather than kept for ever.
+            if sessions[origin] == nil && sessions.count >= Self.idleOrigins {
+                dropped = sessions.values.flatMap { $0 }
+                sessions.removeAll()
+            }
+            if sessions[origin, default: []].count < Self.idleSessionsPerOrigin {
+                sessions[origin, default: []].append(session)
+            } else {
+                dropped.append(session)
+            }
+            return dropped
         }
+        _ = dropped  // closed here, outside the lock
     }
 }
