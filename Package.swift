@@ -51,9 +51,14 @@ let package = Package(
         // MARK: Server (docs/server.md): libmicrohttpd is imported by PerimeterHTTP only.
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "PerimeterHTTP", dependencies: ["CMicroHTTPD"]),
+        // Webhook delivery: libcurl is imported by PerimeterHTTPClient only, libcrypto by PerimeterCrypto only.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "PerimeterHTTPClient", dependencies: ["CCurl"]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "PerimeterCrypto", dependencies: ["CCrypto"]),
         .target(name: "PerimeterServer", dependencies: [
-            "PerimeterHTTP", "PerimeterService", "PerimeterSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
-            "PerimeterTracks",
+            "PerimeterHTTP", "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService", "PerimeterSQLite", "PerimeterEngine",
+            "PerimeterFences", "PerimeterGeoJSON", "PerimeterTracks",
         ]),
 
         // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
@@ -79,7 +84,7 @@ let package = Package(
             "PerimeterTestSupport", "PerimeterEngine", "PerimeterFences", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterTracksTests", dependencies: [
-            "PerimeterTestSupport", "PerimeterTracks", "PerimeterEngine", "PerimeterGeometry",
+            "PerimeterTestSupport", "PerimeterTracks", "PerimeterEngine", "PerimeterGeometry", "PerimeterFences",
         ]),
         .testTarget(name: "PerimeterServiceTests", dependencies: [
             "PerimeterTestSupport", "PerimeterService", "PerimeterSQLite", "PerimeterEngine", "PerimeterFences",
@@ -94,8 +99,8 @@ let package = Package(
             "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterWebhookTests", dependencies: [
-            "PerimeterTestSupport", "PerimeterServer", "PerimeterService", "PerimeterSQLite", "PerimeterEngine",
-            "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
+            "PerimeterTestSupport", "PerimeterServer", "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService",
+            "PerimeterSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
         .testTarget(name: "MapboxTutorialTests", dependencies: [

@@ -16,6 +16,10 @@ packages=(
     gcc                # the benchmark's C yardstick (refgrid)
     libsqlite3-dev     # PerimeterSQLite (the CSQLite system library target)
     libmicrohttpd-dev  # PerimeterHTTP (the CMicroHTTPD system library target): perimeter serve
+    libcurl4-openssl-dev  # PerimeterHTTPClient (the CCurl system library target): webhooks over http and https
+    libssl-dev         # PerimeterCrypto (the CCrypto system library target): SHA-256, HMAC, CRYPTO_memcmp
+    openssl            # the HTTPS webhook tests make a throw-away CA and certificates with it
+    python3            # scripts/webhook-receiver.py: the HTTPS receiver of the webhook tests and benchmark
     chromium           # the live map page test drives headless Chromium
     python3-websocket  # scripts/browser-check.py speaks Chromium's DevTools protocol (/usr/bin/python3)
     python3-venv       # the project's virtual environment, .venv

@@ -12,6 +12,8 @@ public enum BenchPart: String, CaseIterable, Sendable {
     case http
     /// Server-sent event fan-out (`FanoutBench`).
     case fanout
+    /// Webhook deliveries over http and https (`WebhookBench`).
+    case webhooks
     /// Bulk fence loading (`LoadBench`).
     case load
     /// The scaling curves (`ScalingBench`).

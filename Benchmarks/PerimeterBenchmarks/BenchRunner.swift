@@ -88,6 +88,11 @@ public enum BenchRunner {
             http.run(into: &report)
         }
         if parts.contains(.fanout) { FanoutBench(smoke: options.smoke, workDirectory: work).run(into: &report) }
+        if parts.contains(.webhooks) {
+            // The scripts folder (bench/) sits in the repository's root, beside scripts/webhook-receiver.py.
+            let root = URL(fileURLWithPath: options.scriptDirectory, isDirectory: true).deletingLastPathComponent()
+            WebhookBench(smoke: options.smoke, workDirectory: work, repositoryRoot: root).run(into: &report)
+        }
         if parts.contains(.load) {
             LoadBench.run(workload: workload, targetBytes: options.loadBytes, runs: options.smoke ? 1 : 3, core: options.core,
                           workDirectory: work, executable: executable, into: &report)

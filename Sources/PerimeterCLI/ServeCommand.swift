@@ -39,6 +39,11 @@ struct ServeCommand {
                              Let webhooks target loopback, private and link-local addresses (default: refused).
       --no-event-properties  Leave the fence's properties out of events (REST, stream, webhook bodies) unless
                              a request asks for them with ?properties=true; saves bytes with large properties.
+      --webhook-ca FILE      Trust the CA certificates in FILE (PEM) for https webhooks, besides the system's.
+      --webhook-client-cert FILE
+                             Present this client certificate (PEM) to https webhook receivers (mutual TLS).
+      --webhook-client-key FILE
+                             Its private key (PEM, unencrypted), unless FILE of --webhook-client-cert holds it.
       -h, --help             Show this help.
     """
 
@@ -83,6 +88,9 @@ struct ServeCommand {
         }
         configuration.allowPrivateWebhookTargets = args.flag("allow-private-webhooks")
         configuration.api.eventProperties = !args.flag("no-event-properties")
+        configuration.webhookTLS = WebhookTLS(trustedCAFile: try args.option("webhook-ca"),
+                                              clientCertificateFile: try args.option("webhook-client-cert"),
+                                              clientKeyFile: try args.option("webhook-client-key"))
         fences = try args.option("fences")
         try args.finish()
         self.configuration = configuration

@@ -1,4 +1,5 @@
 import Foundation
+import PerimeterCrypto
 
 /// A bearer token the server accepts: a name (for logs, metrics and rate limits), its scopes and the
 /// secret clients send as `Authorization: Bearer <secret>`.
@@ -25,6 +26,13 @@ public struct AccessToken: Hashable, Sendable {
         self.name = name
         self.scopes = scopes
         self.secret = secret
+    }
+
+    /// Whether `secret` (the bytes after `Bearer `) is this token's secret. The time it takes depends
+    /// neither on where the two differ nor on their lengths: their SHA-256 digests are compared with
+    /// libcrypto's `CRYPTO_memcmp`.
+    public func matches(secret candidate: [UInt8]) -> Bool {
+        HMACSHA256.secretsEqual(Array(secret.utf8), candidate)
     }
 
     /// Whether the token grants `scope`.

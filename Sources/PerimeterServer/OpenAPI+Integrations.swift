@@ -106,7 +106,7 @@ extension OpenAPI {
 
     static let webhookRegistration: JSONValue = [
         "type": "object", "required": ["url"], "additionalProperties": false, "properties": [
-            "url": ["type": "string", "description": "an http:// URL; private and loopback targets are refused unless allowed"],
+            "url": ["type": "string", "description": "an http:// or https:// URL (https verified against the trusted CAs); private and loopback targets are refused unless allowed"],
             "filter": webhookFilter,
             "secret": ["type": "string", "minLength": 16, "maxLength": 4096],
             "id": ["type": "string", "pattern": "^[A-Za-z0-9_-]{1,128}$"],

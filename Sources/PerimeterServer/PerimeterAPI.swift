@@ -181,7 +181,7 @@ public final class PerimeterAPI: Sendable {
                           detail: "the Authorization header must use the Bearer scheme", headers: challenge)
         }
         let secret = Array(parts[1].utf8)
-        guard let token = configuration.tokens.first(where: { Self.constantTimeEqual(Array($0.secret.utf8), secret) }) else {
+        guard let token = configuration.tokens.first(where: { $0.matches(secret: secret) }) else {
             throw Problem(401, "unauthorized", title: "Authentication required",
                           detail: "the bearer token is not valid", headers: challenge)
         }
@@ -190,16 +190,6 @@ public final class PerimeterAPI: Sendable {
                           detail: "token '\(token.name)' lacks the '\(scope.rawValue)' scope needed for \(request.method) \(request.path)")
         }
         return "token:" + token.name
-    }
-
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
-        for index in 0..<max(a.count, b.count) {
-            let x = index < a.count ? a[index] : 0
-            let y = index < b.count ? b[index] : 0
-            difference |= x ^ y
-        }
-        return difference == 0
     }
 
     func ready() throws(Problem) -> HTTPResponse {

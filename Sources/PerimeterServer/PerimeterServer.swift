@@ -88,12 +88,13 @@ public final class PerimeterServer: Sendable {
             webhooks = try WebhookDispatcher(
                 service: service, store: store,
                 configuration: WebhookDispatcher.Configuration(allowPrivateTargets: configuration.allowPrivateWebhookTargets,
-                                                               eventProperties: configuration.api.eventProperties),
+                                                               eventProperties: configuration.api.eventProperties,
+                                                               tls: configuration.webhookTLS),
                 onOutcome: { _, outcome in metrics.recordWebhookDelivery(outcome: outcome.rawValue) })
         } catch {
             try? service.close()
             sqliteStore?.close()
-            throw ServerError("cannot set up webhooks: \(error)")
+            throw ServerError("cannot set up webhooks: \(error.message)")
         }
         var apiConfiguration = configuration.api
         apiConfiguration.maximumBodySize = max(1, apiConfiguration.maximumBodySize)

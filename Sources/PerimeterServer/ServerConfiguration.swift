@@ -42,13 +42,17 @@ public struct ServerConfiguration: Sendable {
     public var clock: any GeofencingClock
     /// Seconds between the service clock's ticks, or `nil` to tick by hand (``GeofencingService/tick()``).
     public var tickInterval: Double?
+    /// Extra trusted CAs and the client certificate for `https` webhooks (`perimeter serve
+    /// --webhook-ca`, `--webhook-client-cert`, `--webhook-client-key`; docs/webhooks.md).
+    public var webhookTLS: WebhookTLS
 
     /// Creates a configuration.
     public init(databasePath: String? = nil, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 2,
                 checkpointPages: Int = 10_000,
                 api: APIConfiguration = APIConfiguration(), options: GeofencingOptions = GeofencingOptions(),
                 drainTimeout: Double = 10, commitInterval: Double? = nil, allowPrivateWebhookTargets: Bool = false,
-                clock: any GeofencingClock = SystemClock(), tickInterval: Double? = 0.25) {
+                clock: any GeofencingClock = SystemClock(), tickInterval: Double? = 0.25,
+                webhookTLS: WebhookTLS = WebhookTLS()) {
         self.databasePath = databasePath
         self.address = address
         self.port = port
@@ -61,6 +65,7 @@ public struct ServerConfiguration: Sendable {
         self.allowPrivateWebhookTargets = allowPrivateWebhookTargets
         self.clock = clock
         self.tickInterval = tickInterval
+        self.webhookTLS = webhookTLS
     }
 
     /// Whether `address` is a loopback address (127.0.0.0/8 or ::1).

@@ -141,7 +141,7 @@ struct IntegrationRouteTests {
         BadWebhook(name: "not an object", body: "[]", status: 422, slug: "invalid-webhook", pointer: ""),
         BadWebhook(name: "url missing", body: "{}", status: 422, slug: "invalid-webhook", pointer: "/url"),
         BadWebhook(name: "url not a string", body: #"{"url":5}"#, status: 422, slug: "invalid-webhook", pointer: "/url"),
-        BadWebhook(name: "https url", body: #"{"url":"https://127.0.0.1/x"}"#, status: 422, slug: "invalid-webhook", pointer: "/url"),
+        BadWebhook(name: "ftp url", body: #"{"url":"ftp://127.0.0.1/x"}"#, status: 422, slug: "invalid-webhook", pointer: "/url"),
         BadWebhook(name: "unknown member", body: #"{"url":"http://127.0.0.1/x","color":"red"}"#, status: 422,
                    slug: "invalid-webhook", pointer: "/color"),
         BadWebhook(name: "bad type", body: #"{"url":"http://127.0.0.1/x","filter":{"types":["entry","bogus"]}}"#,

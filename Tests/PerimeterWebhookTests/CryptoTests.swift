@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PerimeterCrypto
 import PerimeterTestSupport
 @testable import PerimeterServer
 
@@ -14,7 +15,7 @@ private func hexBytes(_ text: String) -> [UInt8] {
     return bytes
 }
 
-@Suite("SHA-256 and HMAC-SHA256")
+@Suite("SHA-256 and HMAC-SHA256 (libcrypto)")
 struct CryptoTests {
     // FIPS 180-4 examples (NIST CSRC "SHA256.pdf", "SHA2 additional examples").
     @Test(arguments: [
@@ -84,6 +85,27 @@ struct CryptoTests {
         #expect(HMACSHA256.constantTimeEquals([1, 2, 3], [1, 2, 3]))
         #expect(!HMACSHA256.constantTimeEquals([1, 2, 3], [1, 2, 4]))
         #expect(!HMACSHA256.constantTimeEquals([1, 2, 3], [1, 2]))
+        #expect(HMACSHA256.constantTimeEquals([UInt8](), [UInt8]()))
+    }
+
+    @Test func copiedHashesFinishIndependently() {
+        var first = SHA256()
+        first.update(Array("ab".utf8))
+        var second = first
+        second.update(Array("c".utf8))
+        #expect(HMACSHA256.hex(second.finalize()) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(first.finalize() == SHA256.hash(Array("ab".utf8)))
+        #expect(first.finalize() == SHA256.hash([]), "a finalised hash starts afresh")
+    }
+
+    @Test func bearerSecretsCompareByContentAndLength() throws {
+        let token = try AccessToken(parsing: "ci:read:s3cret-token")
+        #expect(token.matches(secret: Array("s3cret-token".utf8)))
+        #expect(!token.matches(secret: Array("s3cret-tokem".utf8)))
+        #expect(!token.matches(secret: Array("s3cret-token ".utf8)))
+        #expect(!token.matches(secret: Array("s3cret".utf8)))
+        #expect(!token.matches(secret: []))
+        #expect(HMACSHA256.secretsEqual(Array("x".utf8), Array("x".utf8)))
     }
 
     @Test func signatureRoundTripAndRejections() {

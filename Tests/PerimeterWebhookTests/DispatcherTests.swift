@@ -247,7 +247,7 @@ struct DispatcherTests {
         let dispatcher = try WebhookDispatcher(service: service, store: try SQLiteWebhookStore(path: folder.path("h.sqlite")),
                                                configuration: configuration())
         let cases: [(() throws(WebhookError) -> Void, WebhookError.Code, String?)] = [
-            ({ () throws(WebhookError) in try dispatcher.register(url: "https://x.test/", secret: secret) }, .invalidArgument, "url"),
+            ({ () throws(WebhookError) in try dispatcher.register(url: "ftp://x.test/", secret: secret) }, .invalidArgument, "url"),
             ({ () throws(WebhookError) in try dispatcher.register(url: "http://127.0.0.1:1/", secret: "short") }, .invalidArgument, "secret"),
             ({ () throws(WebhookError) in try dispatcher.register(url: "http://127.0.0.1:1/", secret: secret, id: "bad id") }, .invalidArgument, "id"),
             ({ () throws(WebhookError) in try dispatcher.register(url: "http://127.0.0.1:1/", secret: secret, startAfter: -1) }, .invalidArgument, "startAfter"),

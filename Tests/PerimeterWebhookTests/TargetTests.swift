@@ -5,6 +5,7 @@ import Glibc
 import Testing
 import PerimeterTestSupport
 @testable import PerimeterServer
+@testable import PerimeterHTTPClient
 
 @Suite("Webhook targets and the SSRF guard")
 struct TargetTests {
@@ -17,9 +18,17 @@ struct TargetTests {
         #expect(c.host == "::1" && c.port == 9000 && c.hostHeader == "[::1]:9000")
         let d = try WebhookTarget(url: "HTTP://Example.com?q")
         #expect(d.pathAndQuery == "/?q")
+        #expect(!d.isHTTPS && d.requestURL == "http://Example.com:80/?q")
+        let e = try WebhookTarget(url: "https://hooks.example.com/geo")
+        #expect(e.isHTTPS && e.port == 443 && e.hostHeader == "hooks.example.com" && e.requestURL == "https://hooks.example.com:443/geo")
+        let f = try WebhookTarget(url: "HTTPS://[2001:db8::1]:8443")
+        #expect(f.isHTTPS && f.host == "2001:db8::1" && f.hostHeader == "[2001:db8::1]:8443"
+                && f.requestURL == "https://[2001:db8::1]:8443/")
+        let g = try WebhookTarget(url: "https://h:80/")
+        #expect(g.hostHeader == "h:80")
     }
 
-    @Test(arguments: ["https://example.com/", "ftp://x/", "example.com", "http://", "http://user@host/",
+    @Test(arguments: ["ws://example.com/", "ftp://x/", "https://", "https://user:pw@host/", "example.com", "http://", "http://user@host/",
                       "http://host:0/", "http://host:70000/", "http://ho st/", "http://[::1/", "http://h\u{e9}/"])
     func rejectsBadURLs(url: String) {
         #expect(throws: WebhookError.self) { try WebhookTarget(url: url) }
@@ -111,12 +120,22 @@ struct TargetTests {
         #expect(throws: WebhookError.self) { try client.post(to: try WebhookTarget(url: url), headers: [], body: []) }
     }
 
-    @Test func statusLineParsing() throws {
-        let target = try WebhookTarget(url: "http://example.com/")
-        #expect(try WebhookHTTPClient.parseStatus(Array("HTTP/1.1 204 No Content".utf8), target: target) == 204)
-        #expect(try WebhookHTTPClient.parseStatus(Array("HTTP/1.0 500".utf8), target: target) == 500)
-        for bad in ["", "HTTP/2 200 OK", "HTTP/1.1 2000 X", "SMTP 220", "HTTP/1.1 abc"] {
-            #expect(throws: WebhookError.self) { try WebhookHTTPClient.parseStatus(Array(bad.utf8), target: target) }
+    @Test func nonHTTPRepliesAreMalformed() async throws {
+        let outcome = try await offThePool {
+            let receiver = try WebhookReceiverProcess(["--raw-reply", "SMTP 220 mail.example.com ready\r\n"])
+            defer { receiver.stop() }
+            let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 2, responseTimeout: 5)
+            let target = try WebhookTarget(url: receiver.url(scheme: "http"))
+            return Result { () throws(WebhookError) in try client.post(to: target, headers: [], body: []) }
+        }
+        #expect(outcome.failure?.code == .transport && outcome.failure?.message.contains("malformed response") == true, "\(outcome)")
+    }
+
+    @Test func headersWithLineBreaksAreRefused() throws {
+        let client = WebhookHTTPClient(policy: TargetAddressPolicy(allowPrivateTargets: true))
+        let target = try WebhookTarget(url: "http://127.0.0.1:9/")
+        for header in [("X-A", "1\r\nX-B: 2"), ("X-A\n", "1"), ("X:A", "1")] {
+            #expect(throws: WebhookError.self) { try client.post(to: target, headers: [header], body: []) }
         }
     }
 
@@ -208,5 +227,34 @@ struct TargetTests {
                 }
             }
         }
+    }
+}
+
+@Suite("HTTPClientSession (libcurl)")
+struct HTTPClientSessionTests {
+    @Test("connects only to the addresses it is given: a name that resolves nowhere reaches the pinned loopback address")
+    func connectsOnlyToPinnedAddresses() async throws {
+        let receiver = try LoopbackReceiver()
+        defer { receiver.stop() }
+        let port = receiver.port
+        let outcome = try await offThePool { () throws -> HTTPClientResponse in
+            let session = try HTTPClientSession(configuration: HTTPClientConfiguration(connectTimeout: 5, timeout: 10))
+            // .invalid never resolves (RFC 6761): a lookup of libcurl's own would fail the request.
+            return try session.post(url: "http://pinned.invalid:\(port)/hook", host: "pinned.invalid", port: port,
+                                    addresses: ["127.0.0.1"], headers: [("X-Pinned", "yes")], body: [1])
+        }
+        #expect(outcome.status == 200)
+        let request = try #require(receiver.requests.first)
+        #expect(request.headers["host"] == "pinned.invalid:\(port)" && request.headers["x-pinned"] == "yes")
+        #expect(request.headers["expect"] == nil, "no 100-continue round trip")
+    }
+
+    @Test func certificateFailuresAreClassified() {
+        #expect(HTTPClientSession.certificateKind(verifyResult: 20, detail: "SSL certificate problem: unable to get local issuer certificate") == .certificateNotTrusted)
+        #expect(HTTPClientSession.certificateKind(verifyResult: 18, detail: "self-signed certificate") == .certificateNotTrusted)
+        #expect(HTTPClientSession.certificateKind(verifyResult: 10, detail: "certificate has expired") == .certificateExpired)
+        #expect(HTTPClientSession.certificateKind(verifyResult: 9, detail: "certificate is not yet valid") == .certificateNotYetValid)
+        #expect(HTTPClientSession.certificateKind(verifyResult: 0, detail: "SSL: no alternative certificate subject name matches target host name 'x'") == .certificateNameMismatch)
+        #expect(HTTPClientSession.certificateKind(verifyResult: 23, detail: "certificate revoked") == .certificateInvalid)
     }
 }

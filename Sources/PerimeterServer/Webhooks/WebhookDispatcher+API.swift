@@ -1,4 +1,5 @@
 import Foundation
+import PerimeterCrypto
 import PerimeterService
 
 extension WebhookDispatcher {

@@ -55,23 +55,32 @@ public final class WebhookDispatcher: Sendable {
     ///
     /// - Parameters:
     ///   - transport: how requests are sent; default ``WebhookHTTPClient`` with the configuration's
-    ///     timeouts and SSRF policy.
+    ///     timeouts, TLS files and SSRF policy.
     ///   - now: the clock (injectable for tests). Waits between attempts are real time.
     ///   - onOutcome: called on a worker thread after each attempt's outcome is saved, with the
     ///     webhook id (for example to feed server-wide metrics); keep it fast.
-    /// - Throws: ``WebhookError/Code/invalidArgument`` for a bad configuration.
+    /// - Throws: ``WebhookError/Code/invalidArgument`` for a bad configuration (a TLS file missing or
+    ///   not PEM included).
     public init(service: GeofencingService, store: any WebhookStore, configuration: Configuration = Configuration(),
                 transport: (any WebhookTransport)? = nil,
                 now: @escaping @Sendable () -> Date = { Date() },
                 onOutcome: (@Sendable (_ webhookID: String, _ outcome: WebhookDeliveryOutcome) -> Void)? = nil) throws(WebhookError) {
         if let problem = configuration.validate() { throw problem }
         var system = SystemRandomNumberGenerator()
+        let client: any WebhookTransport
+        if let transport {
+            client = transport
+        } else {
+            client = try WebhookHTTPClient(
+                policy: TargetAddressPolicy(allowPrivateTargets: configuration.allowPrivateTargets),
+                connectTimeout: configuration.connectTimeout, responseTimeout: configuration.responseTimeout,
+                tls: configuration.tls)
+        }
         context = WebhookDispatchContext(
             service: service, store: store, configuration: configuration,
-            transport: transport ?? WebhookHTTPClient(
-                policy: TargetAddressPolicy(allowPrivateTargets: configuration.allowPrivateTargets),
-                connectTimeout: configuration.connectTimeout, responseTimeout: configuration.responseTimeout),
-            encoder: CloudEventEncoder(source: configuration.source, properties: configuration.eventProperties), now: now, onOutcome: onOutcome,
+            transport: client,
+            encoder: CloudEventEncoder(source: configuration.source, properties: configuration.eventProperties), now: now,
+            onOutcome: onOutcome,
             jitterSeed: configuration.jitterSeed ?? system.next())
     }
 

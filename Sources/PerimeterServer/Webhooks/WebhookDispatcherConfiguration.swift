@@ -7,10 +7,13 @@ extension WebhookDispatcher {
         public var retryPolicy: WebhookRetryPolicy
         /// Whether loopback/private/link-local targets are allowed (SSRF guard; default `false`).
         public var allowPrivateTargets: Bool
-        /// Connect timeout per attempt, in seconds (default 5).
+        /// Connect timeout per attempt (TCP and TLS handshake), in seconds (default 5).
         public var connectTimeout: TimeInterval
-        /// Response timeout per attempt (send + status line), in seconds (default 10).
+        /// Timeout of a whole attempt (connect, send, status line and headers), in seconds (default 10).
         public var responseTimeout: TimeInterval
+        /// Extra trusted CAs and the client certificate for `https` receivers (default: the system's
+        /// CAs, no client certificate).
+        public var tls: WebhookTLS
         /// The CloudEvents `source` attribute (default `/perimeter`).
         public var source: String
         /// How often an idle worker re-reads the event log even without a wake-up, in seconds (default 1).
@@ -26,7 +29,7 @@ extension WebhookDispatcher {
         public init(retryPolicy: WebhookRetryPolicy = WebhookRetryPolicy(), allowPrivateTargets: Bool = false,
                     connectTimeout: TimeInterval = 5, responseTimeout: TimeInterval = 10, source: String = "/perimeter",
                     idlePollInterval: TimeInterval = 1, batchSize: Int = 256, jitterSeed: UInt64? = nil,
-                    eventProperties: Bool = true) {
+                    eventProperties: Bool = true, tls: WebhookTLS = WebhookTLS()) {
             self.retryPolicy = retryPolicy
             self.allowPrivateTargets = allowPrivateTargets
             self.connectTimeout = connectTimeout
@@ -36,6 +39,7 @@ extension WebhookDispatcher {
             self.batchSize = batchSize
             self.jitterSeed = jitterSeed
             self.eventProperties = eventProperties
+            self.tls = tls
         }
 
         /// Why the configuration is unusable, or `nil`.

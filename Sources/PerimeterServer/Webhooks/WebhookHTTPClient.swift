@@ -1,185 +1,170 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import PerimeterHTTPClient
+import Synchronization
 
 /// What a webhook POST needs: target, headers and body in; the status code out.
 public protocol WebhookTransport: Sendable {
     /// POSTs `body` with `headers` to `target` and returns the response status code.
     /// - Throws: ``WebhookError/Code/targetRefused`` (SSRF guard, unresolvable host) or
-    ///   ``WebhookError/Code/transport`` (connect, timeout, malformed response).
+    ///   ``WebhookError/Code/transport`` (connect, TLS, timeout, malformed response).
     func post(to target: WebhookTarget, headers: [(String, String)], body: [UInt8]) throws(WebhookError) -> Int
 }
 
-/// A minimal HTTP/1.1 client over POSIX sockets: `http://` only, one request per connection
-/// (`Connection: close`), `Content-Length` bodies, connect and response timeouts; it reads the status
-/// line and headers and ignores the response body.
-public struct WebhookHTTPClient: WebhookTransport {
-    /// The SSRF guard applied before connecting.
-    public var policy: TargetAddressPolicy
-    /// How long connecting may take, in seconds.
-    public var connectTimeout: TimeInterval
-    /// How long sending the request and receiving the status line and headers may take, in seconds.
-    public var responseTimeout: TimeInterval
+/// The files of webhook TLS: extra trusted CAs, and a client certificate for receivers that demand
+/// mutual TLS (`perimeter serve --webhook-ca`, `--webhook-client-cert`, `--webhook-client-key`).
+/// Receivers' certificates are always verified, chain and host name, against the system's CAs plus
+/// ``trustedCAFile``.
+public struct WebhookTLS: Hashable, Sendable {
+    /// PEM certificates of CAs to trust besides the system's (for receivers with a private CA).
+    public var trustedCAFile: String?
+    /// PEM client certificate presented to every https receiver that asks for one.
+    public var clientCertificateFile: String?
+    /// Its PEM private key (unencrypted); `nil` when the certificate file holds the key.
+    public var clientKeyFile: String?
 
-    /// Creates a client.
-    public init(policy: TargetAddressPolicy = TargetAddressPolicy(), connectTimeout: TimeInterval = 5,
-                responseTimeout: TimeInterval = 10) {
+    /// Creates settings; by default the system's CAs only and no client certificate.
+    public init(trustedCAFile: String? = nil, clientCertificateFile: String? = nil, clientKeyFile: String? = nil) {
+        self.trustedCAFile = trustedCAFile
+        self.clientCertificateFile = clientCertificateFile
+        self.clientKeyFile = clientKeyFile
+    }
+}
+
+/// The webhook HTTP client, on libcurl: `http://` and `https://` (TLS verified against the system's CAs
+/// plus ``WebhookTLS/trustedCAFile``; optional client certificate), HTTP/1.1 with keep-alive.
+///
+/// Every request first resolves the target's host and checks each address with the SSRF guard
+/// (``TargetAddressPolicy``); libcurl then connects only to those addresses (no second lookup, so DNS
+/// rebinding cannot slip a private address in), follows no redirects and uses no proxy, not even one
+/// named by the environment.
+///
+/// Connections stay open between requests: the client keeps idle libcurl sessions per receiver origin
+/// (scheme, host, port), and a webhook's worker, which sends one request at a time, takes the same
+/// session back each time. A failure says why, TLS problems by name (certificate not trusted, name
+/// mismatch, expired, handshake refused, …), in the error's message, which the worker records as the
+/// webhook's `lastError` and in its dead letters.
+public final class WebhookHTTPClient: WebhookTransport {
+    /// The SSRF guard applied before connecting.
+    public let policy: TargetAddressPolicy
+    /// How long connecting (TCP and TLS handshake) may take, in seconds.
+    public let connectTimeout: TimeInterval
+    /// How long a whole attempt may take, connecting included, until the status line and headers
+    /// are in, in seconds.
+    public let responseTimeout: TimeInterval
+    /// The TLS files in use.
+    public let tls: WebhookTLS
+    private let sessionConfiguration: HTTPClientConfiguration
+    private let idle = Mutex<[String: [HTTPClientSession]]>([:])
+
+    /// Idle sessions kept per origin (more are closed): one per worker posting there at the same time.
+    static let idleSessionsPerOrigin = 8
+    /// Origins whose idle sessions are kept.
+    static let idleOrigins = 256
+
+    /// Creates a client that trusts the system's CAs and presents no client certificate.
+    public convenience init(policy: TargetAddressPolicy = TargetAddressPolicy(), connectTimeout: TimeInterval = 5,
+                            responseTimeout: TimeInterval = 10) {
+        self.init(policy: policy, connectTimeout: connectTimeout, responseTimeout: responseTimeout,
+                  configuration: HTTPClientConfiguration(connectTimeout: connectTimeout, timeout: responseTimeout,
+                                                         userAgent: "Perimeter-Webhooks/1"),
+                  tls: WebhookTLS())
+    }
+
+    /// Creates a client with TLS files; they are read and checked now.
+    /// - Throws: ``WebhookError/Code/invalidArgument`` naming the file that is missing, unreadable or not
+    ///   PEM, or a key given without a certificate.
+    public convenience init(policy: TargetAddressPolicy = TargetAddressPolicy(), connectTimeout: TimeInterval = 5,
+                            responseTimeout: TimeInterval = 10, tls: WebhookTLS) throws(WebhookError) {
+        let loaded: HTTPClientTLS
+        do {
+            loaded = try HTTPClientTLS(additionalCAFile: tls.trustedCAFile, clientCertificateFile: tls.clientCertificateFile,
+                                       clientKeyFile: tls.clientKeyFile)
+        } catch {
+            throw WebhookError(.invalidArgument, "webhook TLS: \(error.detail)")
+        }
+        self.init(policy: policy, connectTimeout: connectTimeout, responseTimeout: responseTimeout,
+                  configuration: HTTPClientConfiguration(connectTimeout: connectTimeout, timeout: responseTimeout,
+                                                         userAgent: "Perimeter-Webhooks/1", tls: loaded),
+                  tls: tls)
+    }
+
+    private init(policy: TargetAddressPolicy, connectTimeout: TimeInterval, responseTimeout: TimeInterval,
+                 configuration: HTTPClientConfiguration, tls: WebhookTLS) {
         self.policy = policy
         self.connectTimeout = connectTimeout
         self.responseTimeout = responseTimeout
+        self.sessionConfiguration = configuration
+        self.tls = tls
     }
 
-    /// POSTs and returns the status code; tries each resolved address in turn until one connects.
+    /// POSTs and returns the status code (any status; the caller decides what acknowledges).
     public func post(to target: WebhookTarget, headers: [(String, String)], body: [UInt8]) throws(WebhookError) -> Int {
-        let addresses = try policy.resolve(target)
-        var request = "POST \(target.pathAndQuery) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
-        request += "User-Agent: Perimeter-Webhooks/1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+        try exchange(to: target, headers: headers, body: body).status
+    }
+
+    /// POSTs and returns the status and whether a kept-alive connection carried the request.
+    func exchange(to target: WebhookTarget, headers: [(String, String)], body: [UInt8]) throws(WebhookError) -> HTTPClientResponse {
         for (name, value) in headers {
             let clean = { (text: String) in text.unicodeScalars.allSatisfy { $0 != "\r" && $0 != "\n" } }
-            guard clean(name), clean(value) else {
-                throw WebhookError(.invalidArgument, "header \(name) contains a line break")
+            guard clean(name), clean(value), !name.isEmpty, !name.contains(":") else {
+                throw WebhookError(.invalidArgument, "header \(name) contains a line break or is not a valid field name")
             }
-            request += "\(name): \(value)\r\n"
         }
-        request += "\r\n"
-        let bytes = Array(request.utf8) + body
-        var lastError = WebhookError(.transport, "no address to connect to")
-        for address in addresses {
-            let socket: Int32
-            do {
-                socket = try connect(to: address, target: target)
-            } catch {
-                lastError = error
-                continue
-            }
-            defer { close(socket) }
-            let deadline = Date().addingTimeInterval(responseTimeout)
-            try send(bytes, on: socket, deadline: deadline, target: target)
-            return try readStatus(on: socket, deadline: deadline, target: target)
+        let addresses = try policy.resolve(target)
+        let origin = "\(target.scheme)://\(target.hostHeader)"
+        let session = try checkOut(origin)
+        defer { checkIn(session, origin) }
+        do {
+            return try session.post(url: target.requestURL, host: target.host, port: target.port,
+                                    addresses: addresses.map(\.text), headers: headers, body: body)
+        } catch {
+            throw WebhookError(.transport, Self.describe(error, origin: origin, timeout: responseTimeout))
         }
-        throw lastError
     }
 
-    private func connect(to address: ResolvedAddress, target: WebhookTarget) throws(WebhookError) -> Int32 {
-        let family = address.isIPv6 ? AF_INET6 : AF_INET
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw failure("cannot create a socket", target, errno) }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        var result: Int32
-        if address.isIPv6 {
-            var sa = sockaddr_in6()
-            sa.sin6_family = sa_family_t(AF_INET6)
-            sa.sin6_port = address.port.bigEndian
-            withUnsafeMutableBytes(of: &sa.sin6_addr) { $0.copyBytes(from: address.bytes) }
-            result = withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
-        } else {
-            var sa = sockaddr_in()
-            sa.sin_family = sa_family_t(AF_INET)
-            sa.sin_port = address.port.bigEndian
-            withUnsafeMutableBytes(of: &sa.sin_addr) { $0.copyBytes(from: address.bytes) }
-            result = withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
+    /// The message of a failed attempt: where, why, and what to do when the fix is on our side.
+    static func describe(_ failure: HTTPClientFailure, origin: String, timeout: TimeInterval) -> String {
+        var text = "\(origin): \(failure.summary)"
+        if failure.kind == .timeout { text += " (no response within \(timeout) s)" }
+        if !failure.detail.isEmpty { text += ": \(failure.detail)" }
+        switch failure.kind {
+        case .certificateNotTrusted:
+            text += "; if the receiver uses a private CA, trust it with --webhook-ca"
+        case .certificateNameMismatch:
+            text += "; the URL's host must be one the certificate names"
+        case .tlsHandshakeFailed where failure.detail.lowercased().contains("certificate"):
+            text += "; if the receiver demands a client certificate, give one with --webhook-client-cert"
+        default:
+            break
         }
-        if result != 0 {
-            guard errno == EINPROGRESS else {
-                let code = errno
-                close(fd)
-                throw failure("cannot connect to \(address.text):\(address.port)", target, code)
-            }
-            guard wait(fd, for: Int16(POLLOUT), deadline: Date().addingTimeInterval(connectTimeout)) else {
-                close(fd)
-                throw WebhookError(.transport, "connecting to \(target.hostHeader) (\(address.text)) timed out after \(connectTimeout) s")
-            }
-            var error: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
-            if error != 0 {
-                close(fd)
-                throw failure("cannot connect to \(address.text):\(address.port)", target, error)
-            }
-        }
-        return fd
+        return text
     }
 
-    private func send(_ bytes: [UInt8], on fd: Int32, deadline: Date, target: WebhookTarget) throws(WebhookError) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return Glibc.send(fd, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+    private func checkOut(_ origin: String) throws(WebhookError) -> HTTPClientSession {
+        if let reused = idle.withLock({ $0[origin]?.popLast() }) { return reused }
+        do {
+            return try HTTPClientSession(configuration: sessionConfiguration)
+        } catch {
+            throw WebhookError(.transport, "\(origin): \(error.description)")
+        }
+    }
+
+    private func checkIn(_ session: HTTPClientSession, _ origin: String) {
+        let dropped = idle.withLock { sessions -> [HTTPClientSession] in
+            var dropped: [HTTPClientSession] = []
+            // Receivers come and go with registrations: past a bound, the other origins' idle sessions
+            // (and their connections) are closed rather than kept for ever.
+            if sessions[origin] == nil && sessions.count >= Self.idleOrigins {
+                dropped = sessions.values.flatMap { $0 }
+                sessions.removeAll()
             }
-            if sent > 0 {
-                offset += sent
-            } else if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-                guard wait(fd, for: Int16(POLLOUT), deadline: deadline) else {
-                    throw WebhookError(.transport, "sending to \(target.hostHeader) timed out after \(responseTimeout) s")
-                }
+            if sessions[origin, default: []].count < Self.idleSessionsPerOrigin {
+                sessions[origin, default: []].append(session)
             } else {
-                throw failure("sending the request failed", target, errno)
+                dropped.append(session)
             }
+            return dropped
         }
-    }
-
-    private func readStatus(on fd: Int32, deadline: Date, target: WebhookTarget) throws(WebhookError) -> Int {
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let terminator: [UInt8] = [13, 10, 13, 10]
-        while true {
-            if let end = received.firstRange(of: terminator) {
-                return try Self.parseStatus(Array(received[..<end.lowerBound]), target: target)
-            }
-            guard received.count < 65_536 else {
-                throw WebhookError(.transport, "the response of \(target.hostHeader) has more than 64 KiB of headers")
-            }
-            let count = chunk.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return -1 }
-                return recv(fd, base, raw.count, 0)
-            }
-            if count > 0 {
-                received.append(contentsOf: chunk[0..<count])
-            } else if count == 0 {
-                if received.isEmpty {
-                    throw WebhookError(.transport, "\(target.hostHeader) closed the connection without a response")
-                }
-                return try Self.parseStatus(received, target: target)
-            } else if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                guard wait(fd, for: Int16(POLLIN), deadline: deadline) else {
-                    throw WebhookError(.transport, "\(target.hostHeader) did not respond within \(responseTimeout) s (timeout)")
-                }
-            } else {
-                throw failure("reading the response failed", target, errno)
-            }
-        }
-    }
-
-    /// The status code of a response head (`HTTP/1.1 200 OK…`).
-    static func parseStatus(_ head: [UInt8], target: WebhookTarget) throws(WebhookError) -> Int {
-        let line = head.split(separator: 10, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let parts = text.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]),
-              (100...599).contains(status) else {
-            throw WebhookError(.transport, "\(target.hostHeader) sent a malformed status line \"\(text.prefix(80))\"")
-        }
-        return status
-    }
-
-    private func wait(_ fd: Int32, for events: Int16, deadline: Date) -> Bool {
-        while true {
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { return false }
-            var descriptor = pollfd(fd: fd, events: events, revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))
-            if ready > 0 { return true }
-            if ready < 0 && errno != EINTR { return true }  // let the next call report the error
-        }
-    }
-
-    private func failure(_ what: String, _ target: WebhookTarget, _ code: Int32) -> WebhookError {
-        WebhookError(.transport, "\(what) (\(target.hostHeader)): \(String(cString: strerror(code)))")
+        _ = dropped  // closed here, outside the lock
     }
 }

@@ -1,3 +1,4 @@
+import PerimeterCrypto
 import Foundation
 
 /// The `Perimeter-Signature` header: `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.

@@ -1,11 +1,10 @@
-/// A parsed `http://host[:port]/path[?query]` webhook URL.
-///
-/// Only plain `http` is supported (the minimal client has no TLS); put a TLS-terminating proxy in front
-/// of receivers that need `https`.
+/// A parsed `http://host[:port]/path[?query]` or `https://…` webhook URL.
 public struct WebhookTarget: Hashable, Sendable {
+    /// Whether the URL is `https` (TLS, verified against the trusted CAs).
+    public var isHTTPS: Bool
     /// The host name or address literal (IPv6 without brackets).
     public var host: String
-    /// The port (default 80).
+    /// The port (default 80 for http, 443 for https).
     public var port: UInt16
     /// The request target: path plus query, at least `/`.
     public var pathAndQuery: String
@@ -21,10 +20,13 @@ public struct WebhookTarget: Hashable, Sendable {
         }
         let lower = url.lowercased()
         if lower.hasPrefix("https://") {
-            throw bad("uses https, which the built-in client does not support; use http:// (behind a TLS proxy if needed)")
+            isHTTPS = true
+        } else if lower.hasPrefix("http://") {
+            isHTTPS = false
+        } else {
+            throw bad("must start with http:// or https://")
         }
-        guard lower.hasPrefix("http://") else { throw bad("must start with http://") }
-        var rest = Substring(url.dropFirst("http://".count))
+        var rest = Substring(url.dropFirst(isHTTPS ? "https://".count : "http://".count))
         if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
         let authority = rest[..<authorityEnd]
@@ -55,14 +57,23 @@ public struct WebhookTarget: Hashable, Sendable {
             guard let value = UInt16(portPart), value > 0 else { throw bad("has an invalid port \"\(portPart)\" (1–65535)") }
             port = value
         } else {
-            port = 80
+            port = isHTTPS ? 443 : 80
         }
         pathAndQuery = path
     }
 
-    /// The `Host` header value.
+    /// `http` or `https`.
+    public var scheme: String { isHTTPS ? "https" : "http" }
+
+    /// The `Host` header value: the host, and the port unless it is the scheme's default.
     public var hostHeader: String {
         let name = host.contains(":") ? "[\(host)]" : host
-        return port == 80 ? name : "\(name):\(port)"
+        return port == (isHTTPS ? 443 : 80) ? name : "\(name):\(port)"
+    }
+
+    /// The normalised URL a client requests: scheme, host, explicit port, path and query (no fragment).
+    public var requestURL: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(name):\(port)\(pathAndQuery)"
     }
 }
