@@ -89,13 +89,17 @@ struct BadRequestTests {
 
     @Test(arguments: cases) func answersWithAProblem(_ bad: BadCase) throws {
         let api = try Self.api()
-        var request = HTTPRequest(method: bad.method, path: bad.path, query: bad.query, headers: bad.headers,
+        var headers = bad.headers
+        if !bad.body.isEmpty, !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            headers["Content-Type"] = "application/json"
+        }
+        var request = HTTPRequest(method: bad.method, path: bad.path, query: bad.query, headers: headers,
                                   body: Array(bad.body.utf8), remoteAddress: "127.0.0.1")
         if request.body.count > 4_000 {
             request.body = []
             request.isBodyTooLarge = true
         }
-        let response = api.handle(request)
+        let response = T.respond(api, request)
         #expect(response.status == bad.status)
         #expect(response.header("content-type") == "application/problem+json")
         let document = T.parse(response)
