@@ -91,12 +91,15 @@ struct PathPattern: Sendable, Hashable, CustomStringConvertible {
     let segments: [Segment]
     /// The pattern as written (`/v1/fences/{id}`): the document's key.
     let description: String
+    /// How many segments are literal: the more specific pattern wins when two match.
+    let literalCount: Int
 
     init(_ text: String) {
         description = text
         segments = text.split(separator: "/").map { part in
             part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
         }
+        literalCount = segments.count(where: { if case .literal = $0 { true } else { false } })
     }
 
     /// The names of the parameters, in order.
@@ -104,20 +107,15 @@ struct PathPattern: Sendable, Hashable, CustomStringConvertible {
         segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
     }
 
-    /// How many segments are literal: the more specific pattern wins when two match.
-    var literalCount: Int {
-        segments.count(where: { if case .literal = $0 { true } else { false } })
-    }
-
     /// The parameters when `parts` (decoded segments) match, else `nil`.
     func match(_ parts: [String]) -> [String: String]? {
         guard parts.count == segments.count else { return nil }
+        for index in segments.indices {
+            if case .literal(let text) = segments[index], text != parts[index] { return nil }
+        }
         var parameters: [String: String] = [:]
-        for (segment, part) in zip(segments, parts) {
-            switch segment {
-            case .literal(let text): guard text == part else { return nil }
-            case .parameter(let name): parameters[name] = part
-            }
+        for index in segments.indices {
+            if case .parameter(let name) = segments[index] { parameters[name] = parts[index] }
         }
         return parameters
     }
@@ -137,32 +135,53 @@ struct Router: Sendable {
 
     /// The table.
     let endpoints: [Endpoint]
+    /// The table grouped by path pattern, patterns and methods in table order.
+    private let byPath: [(pattern: PathPattern, endpoints: [Endpoint])]
+    /// At index n, the indexes in ``byPath`` of the patterns with n segments.
+    private let bySegmentCount: [[Int]]
+
+    /// A router over `endpoints`.
+    init(endpoints: [Endpoint]) {
+        self.endpoints = endpoints
+        var groups: [(pattern: PathPattern, endpoints: [Endpoint])] = []
+        for endpoint in endpoints {
+            if let index = groups.firstIndex(where: { $0.pattern == endpoint.path }) {
+                groups[index].endpoints.append(endpoint)
+            } else {
+                groups.append((endpoint.path, [endpoint]))
+            }
+        }
+        byPath = groups
+        var counts = Array(repeating: [Int](), count: (groups.map(\.pattern.segments.count).max() ?? 0) + 1)
+        for index in groups.indices { counts[groups[index].pattern.segments.count].append(index) }
+        bySegmentCount = counts
+    }
 
     /// The endpoint for `method` on `path`.
     ///
     /// `path` is the raw request path (``HTTPRequest/path``, still percent-encoded): it is split on `/`
     /// first and each segment decoded after, so an id containing `/` is addressed as `%2F`
     /// (`/v1/fences/a%2Fb` is the fence `a/b`). Empty segments are skipped, except that only `/` itself
-    /// matches the root. `HEAD` finds the `GET` endpoint.
+    /// matches the root. When two patterns match, the one with more literal segments wins. `HEAD` finds
+    /// the `GET` endpoint.
     func route(method: String, path: String) -> Outcome {
         var parts: [String] = []
         for segment in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
             guard let decoded = Self.percentDecoded(segment) else { return .notFound }
             parts.append(decoded)
         }
-        if parts.isEmpty && path != "/" { return .notFound }
-        var best: (pattern: PathPattern, parameters: [String: String])?
-        for endpoint in endpoints where endpoint.path != best?.pattern {
-            guard let parameters = endpoint.path.match(parts) else { continue }
-            if best == nil || endpoint.path.literalCount > best!.pattern.literalCount {
-                best = (endpoint.path, parameters)
-            }
+        if parts.isEmpty && path != "/" || parts.count >= bySegmentCount.count { return .notFound }
+        var best: (group: Int, literals: Int, parameters: [String: String])?
+        for index in bySegmentCount[parts.count] {
+            let pattern = byPath[index].pattern
+            guard best == nil || pattern.literalCount > best!.literals, let parameters = pattern.match(parts) else { continue }
+            best = (index, pattern.literalCount, parameters)
         }
         guard let best else { return .notFound }
         let wanted = method == "HEAD" ? "GET" : method
-        let same = endpoints.filter { $0.path == best.pattern }
-        guard let endpoint = same.first(where: { $0.method == wanted }) else {
-            return .methodNotAllowed(same.map(\.method))
+        let candidates = byPath[best.group].endpoints
+        guard let endpoint = candidates.first(where: { $0.method == wanted }) else {
+            return .methodNotAllowed(candidates.map(\.method))
         }
         return .found(endpoint, parameters: best.parameters)
     }
