@@ -195,6 +195,19 @@ struct StrictInputTests {
         #expect(throws: Problem.self) { try api.importFeatures(Array(#"{"type":"FeatureCollection","features":["# .utf8) + Array(bad.utf8) + Array("]}".utf8)) }
     }
 
+    @Test func idsInAWebhooksFilterAreChecked() throws {
+        let api = try Self.apiWithWebhooks()
+        for (member, index) in [("devices", 1), ("fences", 0)] {
+            let ids: [JSONValue] = index == 1 ? ["ok", "line\u{2028}break"] : [.string(String(repeating: "f", count: 300))]
+            let response = T.call(api, "POST", "/v1/webhooks", body: T.json([
+                "url": "http://example.com/hook", "filter": .object([member: .array(ids)])]))
+            #expect(response.status == 422, "\(member)")
+            #expect(T.parse(response)["type"] == "urn:perimeter:problem:invalid-id")
+            #expect(T.parse(response)["pointer"] == .string("/filter/\(member)/\(index)"))
+        }
+        #expect(T.parse(T.call(api, "GET", "/v1/webhooks"))["webhooks"]?.arrayValue?.isEmpty == true, "nothing registered")
+    }
+
     @Test func a404QuotesOnlyAPrefixOfAnUnknownId() throws {
         let api = try T.api(), webhooks = try Self.apiWithWebhooks()
         let id = String(repeating: "q", count: 200) + "TAIL"
