@@ -110,7 +110,7 @@ public enum OpenAPI {
     /// with it as `%2F`.
     static func pathParameter(_ name: String) -> JSONValue {
         ["name": .string(name), "in": "path", "required": true, "schema": ["type": "string", "minLength": 1],
-         "description": "Percent-encoded; a '/' inside the id is sent as %2F (the path is split on '/' before decoding)"]
+         "description": "Percent-encoded; a '/' inside the id is sent as %2F (the path is split on '/' before decoding). 1 to 256 UTF-8 bytes of printable text: no control characters (400 otherwise)"]
     }
 
     /// Every operation also documents the errors any request can get.
