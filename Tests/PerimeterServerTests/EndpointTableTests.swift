@@ -184,6 +184,16 @@ struct StrictInputTests {
         #expect(T.parse(drive)["pointer"] == "/deviceId")
     }
 
+    /// Found by schemathesis: a time far in the future (Unix seconds) is refused with a message; the
+    /// message's duration once trapped converting to `Int`.
+    @Test func aTimeFarInTheFutureIsRefusedNotACrash() throws {
+        let api = try T.api()
+        for time in ["1e300", "9.3e18", "1e20"] {
+            let response = T.call(api, "POST", "/v1/locations", body: #"{"deviceId":"d","latitude":1,"longitude":1,"time":"# + time + "}")
+            #expect(response.status == 422, "\(time)")
+        }
+    }
+
     @Test func fenceIdsInImportsAreChecked() throws {
         let api = try T.api()
         let good = T.square(id: "good"), bad = T.square(id: "bad\u{1B}[31m")
