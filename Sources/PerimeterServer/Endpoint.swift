@@ -167,10 +167,11 @@ struct Router: Sendable {
     func route(method: String, path: String) -> Outcome {
         var parts: [String] = []
         for segment in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            guard let decoded = Self.percentDecoded(segment) else { return .notFound }
+            // More segments than any pattern has: no need to decode the rest.
+            guard parts.count + 1 < bySegmentCount.count, let decoded = Self.percentDecoded(segment) else { return .notFound }
             parts.append(decoded)
         }
-        if parts.isEmpty && path != "/" || parts.count >= bySegmentCount.count { return .notFound }
+        if parts.isEmpty && path != "/" { return .notFound }
         var best: (group: Int, literals: Int, parameters: [String: String])?
         for index in bySegmentCount[parts.count] {
             let pattern = byPath[index].pattern

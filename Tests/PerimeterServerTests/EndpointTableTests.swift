@@ -49,6 +49,34 @@ struct EndpointTableTests {
         #expect(Set(keys).count == keys.count)
     }
 
+    /// A literal segment wins over a parameter whatever the order of the table; methods keep table order.
+    @Test func theMoreLiteralPatternWins() {
+        func endpoint(_ method: String, _ path: String) -> Endpoint {
+            Endpoint(method, path, scope: nil, operationID: path, summary: "", responses: [:],
+                     handler: .immediate { _, _ throws(Problem) in HTTPResponse(status: 204) })
+        }
+        for table in [[endpoint("GET", "/a/{id}"), endpoint("DELETE", "/a/{id}"), endpoint("GET", "/a/stream")],
+                      [endpoint("GET", "/a/stream"), endpoint("GET", "/a/{id}"), endpoint("DELETE", "/a/{id}")]] {
+            let router = Router(endpoints: table)
+            guard case .found(let stream, let none) = router.route(method: "GET", path: "/a/stream"),
+                  case .found(let other, let id) = router.route(method: "GET", path: "/a/other") else {
+                Issue.record("not found")
+                continue
+            }
+            #expect(stream.path.description == "/a/stream" && none.isEmpty)
+            #expect(other.path.description == "/a/{id}" && id == ["id": "other"])
+            guard case .methodNotAllowed(let methods) = router.route(method: "PUT", path: "/a/x") else {
+                Issue.record("no 405")
+                continue
+            }
+            #expect(methods == ["GET", "DELETE"])
+            guard case .notFound = router.route(method: "GET", path: "/a/b/c/d/e/f") else {
+                Issue.record("a longer path than any pattern")
+                continue
+            }
+        }
+    }
+
     @Test func wrongMethodsAnswer405WithTheTablesMethods() throws {
         let api = try T.api()
         for pattern in Set(PerimeterAPI.endpoints.map(\.path)) {
