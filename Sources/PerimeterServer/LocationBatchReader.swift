@@ -221,7 +221,7 @@ enum LocationBatchReader {
         /// The update, when every member is what ``LocationDecoder`` accepts; `nil` otherwise.
         func update() -> LocationUpdate? {
             let deviceValue = if case .absent = self[.deviceId] { self[.device] } else { self[.deviceId] }
-            guard case .string(let device) = deviceValue, !device.isEmpty, device.utf8.count <= 256,
+            guard case .string(let device) = deviceValue, RequestID.isValid(device),
                   case .number(let latitude) = self[.latitude], latitude >= -90 && latitude <= 90,
                   case .number(let longitude) = self[.longitude], longitude >= -180 && longitude <= 180
             else { return nil }

@@ -24,8 +24,11 @@ public enum LocationDecoder {
         guard let deviceValue = object["deviceId"] ?? object["device"] else {
             throw Failure(path: path.appending(.key("deviceId")), message: "missing deviceId")
         }
-        guard case .string(let device) = deviceValue, !device.isEmpty, device.utf8.count <= 256 else {
-            throw Failure(path: path.appending(.key("deviceId")), message: "deviceId must be a non-empty string of at most 256 bytes")
+        guard case .string(let device) = deviceValue else {
+            throw Failure(path: path.appending(.key("deviceId")), message: "deviceId must be a string")
+        }
+        if let violation = RequestID.violation(device, name: "deviceId") {
+            throw Failure(path: path.appending(.key("deviceId")), message: violation)
         }
         let latitude = try number(object, "latitude", path)
         guard latitude >= -90 && latitude <= 90 else {

@@ -1,75 +1,8 @@
 import PerimeterGeoJSON
 
-/// The OpenAPI paths of simulated drives (`/v1/simulations`) and webhooks (`/v1/webhooks`, admin scope).
+/// The schemas of simulated drives (`/v1/simulations`) and webhooks (`/v1/webhooks`, admin scope),
+/// used by their endpoints' entries in ``PerimeterAPI``'s table.
 extension OpenAPI {
-    /// `/v1/simulations` and `/v1/simulations/{id}`.
-    static let simulationPaths: [String: JSONValue] = [
-        "/v1/simulations": [
-            "get": operation("listSimulations", "Simulated drives, running and recently ended, oldest first",
-                             responses: ["200": json(["type": "object", "required": ["simulations"], "properties": [
-                                 "simulations": ["type": "array", "items": simulation]]])]),
-            "post": operation("startSimulation", "Start a simulated drive along a LineString, paced in real time",
-                              body: simulationRequest,
-                              responses: ["201": json(simulation), "409": problem, "413": problem, "422": problem,
-                                          "503": problem]),
-        ],
-        "/v1/simulations/{id}": [
-            "parameters": [pathParameter("id")],
-            "get": operation("getSimulation", "One simulated drive", responses: ["200": json(simulation), "404": problem]),
-            "delete": operation("stopSimulation", "Stop a simulated drive (no further updates are sent)",
-                                responses: ["200": json(simulation), "404": problem]),
-        ],
-    ]
-
-    /// `/v1/webhooks…` (docs/webhooks.md).
-    static let webhookPaths: [String: JSONValue] = [
-        "/v1/webhooks": [
-            "get": operation("listWebhooks", "Registered webhooks with their counters (admin scope)",
-                             responses: ["200": json(["type": "object", "required": ["webhooks"], "properties": [
-                                 "webhooks": ["type": "array", "items": webhookStatus]]]), "503": problem]),
-            "post": operation("registerWebhook", "Register a webhook; the secret is returned only here (admin scope)",
-                              body: webhookRegistration,
-                              responses: ["201": [
-                                  "description": "Registered",
-                                  "headers": ["Location": ["schema": ["type": "string"]]],
-                                  "content": ["application/json": ["schema": webhookCreated]],
-                              ], "409": problem, "413": problem, "422": problem, "503": problem]),
-        ],
-        "/v1/webhooks/{id}": [
-            "parameters": [pathParameter("id")],
-            "get": operation("getWebhook", "A webhook with its counters (admin scope)",
-                             responses: ["200": json(webhookStatus), "404": problem, "503": problem]),
-            "delete": operation("deleteWebhook", "Unregister a webhook and drop its dead letters (admin scope)",
-                                responses: ["204": ["description": "Deleted"], "404": problem, "503": problem]),
-        ],
-        "/v1/webhooks/{id}/dead-letters": [
-            "parameters": [pathParameter("id")],
-            "get": operation("listDeadLetters", "Events kept after the retry window, in sequence order (admin scope)",
-                             parameters: [query("after", ["type": "integer", "minimum": 0]),
-                                          query("limit", ["type": "integer", "minimum": 1, "maximum": 1000])],
-                             responses: ["200": json(["type": "object", "required": ["deadLetters"], "properties": [
-                                 "deadLetters": ["type": "array", "items": deadLetter], "next": ["type": "integer"]]]),
-                                         "404": problem, "503": problem]),
-        ],
-        "/v1/webhooks/{id}/dead-letters/redrive": [
-            "parameters": [pathParameter("id")],
-            "post": redriveOperation,
-        ],
-    ]
-
-    /// The redrive body is optional (no body: every dead letter).
-    static let redriveOperation: JSONValue = {
-        guard case .object(var object) = operation(
-            "redriveDeadLetters", "Deliver dead letters again (all, or the given sequences) (admin scope)",
-            body: ["type": "object", "properties": [
-                "sequences": ["type": "array", "items": ["type": "integer", "minimum": 1]]]],
-            responses: ["202": json(["type": "object", "required": ["queued"], "properties": ["queued": ["type": "integer"]]]),
-                        "404": problem, "413": problem, "422": problem, "503": problem]) else { return .null }
-        object["requestBody"] = ["required": false, "content": ["application/json": ["schema": [
-            "type": "object", "properties": ["sequences": ["type": "array", "items": ["type": "integer", "minimum": 1]]]]]]]
-        return .object(object)
-    }()
-
     static let simulationRequest: JSONValue = [
         "type": "object", "required": ["deviceId", "path", "speed"], "properties": [
             "deviceId": ["type": "string", "minLength": 1, "maxLength": 256],

@@ -1,7 +1,8 @@
 import PerimeterGeoJSON
 
-/// The OpenAPI 3.1 description of the API, hand-written as a ``JSONValue`` and served verbatim at
-/// `/openapi.json`.
+/// The OpenAPI 3.1 description of the API, served verbatim at `/openapi.json`: the `paths` are derived
+/// from the endpoint table (``PerimeterAPI``'s `endpoints`), the components (schemas) are written here
+/// and in `OpenAPI+Integrations.swift`.
 public enum OpenAPI {
     /// The document.
     public static let document: JSONValue = [
@@ -13,108 +14,7 @@ public enum OpenAPI {
         ],
         "components": components,
         "security": [["bearer": []]],
-        "paths": .object(corePaths.merging(simulationPaths) { a, _ in a }.merging(webhookPaths) { a, _ in a }
-            .merging(consentPaths) { a, _ in a }),
-    ]
-
-    /// Service-wide consent (Mapbox's user consent): read with the read scope, set with admin.
-    static let consentPaths: [String: JSONValue] = [
-        "/v1/consent": [
-            "get": operation("getServiceConsent", "Whether service-wide consent is given",
-                             responses: ["200": json(ref("Consent"))]),
-            "put": operation("putServiceConsent", "Give or revoke service-wide consent (admin scope); without it no update is processed",
-                             body: ref("Consent"), responses: ["200": json(ref("Consent")), "422": problem]),
-        ],
-    ]
-
-    /// The paths of the core API (health, fences, locations, devices, events).
-    static let corePaths: [String: JSONValue] = [
-        "/healthz": ["get": operation("health", "Liveness", secured: false, responses: ["200": json(status)])],
-        "/readyz": ["get": operation("ready", "Readiness (503 while starting or stopping)", secured: false,
-                                     responses: ["200": json(status), "503": problem])],
-        "/metrics": ["get": operation("metrics", "Prometheus metrics (text format 0.0.4)",
-                                      responses: ["200": ["description": "Metrics", "content": ["text/plain": ["schema": ["type": "string"]]]]])],
-        "/openapi.json": ["get": operation("openapi", "This document", secured: false,
-                                           responses: ["200": json(["type": "object"])])],
-        "/v1/fences": [
-            "get": operation("listFences", "List fences in id order, a page at a time",
-                             parameters: [query("group", ["type": "string"]),
-                                          query("limit", ["type": "integer", "minimum": 1, "maximum": 1000]),
-                                          query("cursor", ["type": "string"])],
-                             responses: ["200": json(ref("FencePage"))]),
-            "post": operation("importFences", "Add or replace every feature of a FeatureCollection, atomically",
-                              body: ref("FeatureCollection"),
-                              responses: ["200": json(["type": "object", "properties": ["imported": ["type": "integer"]]]),
-                                          "413": problem, "422": problem]),
-            "delete": operation("deleteGroup", "Delete every fence of a group, or with all=true every fence (admin scope); 400 without either",
-                                parameters: [query("group", ["type": "string", "minLength": 1]),
-                                             query("all", ["type": "string", "enum": ["true"]])],
-                                responses: ["200": json(["type": "object", "properties": [
-                                    "removed": ["type": "integer"], "group": ["type": "string"], "all": ["type": "boolean"]]]),
-                                            "400": problem]),
-        ],
-        "/v1/fences/{id}": [
-            "parameters": [pathParameter("id")],
-            "get": operation("getFence", "One fence, as given", responses: ["200": json(ref("Feature")), "404": problem]),
-            "put": operation("putFence", "Create or replace a fence from a GeoJSON Feature", body: ref("Feature"),
-                             responses: ["200": json(ref("Feature")), "201": json(ref("Feature")), "413": problem,
-                                         "422": problem]),
-            "delete": operation("deleteFence", "Stop monitoring a fence",
-                                responses: ["204": ["description": "Deleted"], "404": problem]),
-        ],
-        "/v1/locations": [
-            "post": [
-                "operationId": "postLocations",
-                "summary": "Process one update, a JSON array of updates, or NDJSON (one update per line)",
-                "parameters": [propertiesParameter],
-                "requestBody": ["required": true, "content": [
-                    "application/json": ["schema": ["oneOf": [ref("LocationUpdate"), ["type": "array", "items": ref("LocationUpdate")]]]],
-                    "application/x-ndjson": ["schema": ["type": "string"]],
-                ]],
-                "responses": responses(["200": json(ref("LocationResult")), "403": problem, "413": problem, "422": problem]),
-            ],
-        ],
-        "/v1/devices/{id}": [
-            "parameters": [pathParameter("id")],
-            "get": operation("getDevice", "A device's fences, since when, and whether dwell fired",
-                             responses: ["200": json(ref("Device")), "404": problem]),
-            "delete": operation("forgetDevice", "Forget a device's state; exits=true first emits exits with reason reset",
-                                parameters: [query("exits", ["type": "boolean"]), propertiesParameter],
-                                responses: ["200": json(["type": "object", "required": ["deviceId", "events"], "properties": [
-                                    "deviceId": ["type": "string"], "events": ["type": "array", "items": ref("Event")]]]),
-                                            "400": problem, "404": problem]),
-        ],
-        "/v1/devices/{id}/consent": [
-            "parameters": [pathParameter("id")],
-            "put": operation("putConsent", "Grant or revoke a device's consent",
-                             body: ["type": "object", "required": ["granted"], "properties": ["granted": ["type": "boolean"]]],
-                             responses: ["200": json(["type": "object", "properties": [
-                                 "deviceId": ["type": "string"], "granted": ["type": "boolean"]]]),
-                                         "422": problem]),
-        ],
-        "/v1/events": [
-            "get": operation("getEvents", "Logged events after a sequence number, oldest first",
-                             parameters: [query("after", ["type": "integer", "minimum": 0]),
-                                          query("limit", ["type": "integer", "minimum": 1, "maximum": 1000]),
-                                          propertiesParameter],
-                             responses: ["200": json(["type": "object", "required": ["events", "next"], "properties": [
-                                 "events": ["type": "array", "items": ref("Event")], "next": ["type": "integer"]]])]),
-        ],
-        "/v1/events/stream": [
-            "get": operation("streamEvents",
-                             "Server-Sent Events: `id:` is the sequence; resume with Last-Event-ID; comments are heartbeats; with locations=true also `event: location` messages (no id) carrying {deviceId, time, latitude, longitude, accuracy?} of accepted updates, at most one per device every 0.25 s",
-                             parameters: [
-                                 ["name": "Last-Event-ID", "in": "header", "schema": ["type": "string", "pattern": "^[0-9]+$"]],
-                                 query("after", ["type": "integer", "minimum": 0]),
-                                 query("device", ["type": "string"]), query("fence", ["type": "string"]),
-                                 query("group", ["type": "string"]),
-                                 query("type", ["type": "string", "pattern": "^(entry|dwell|exit|cross|inside)(,(entry|dwell|exit|cross|inside))*$"]),
-                                 query("locations", ["type": "boolean"]),
-                                 propertiesParameter,
-                             ],
-                             responses: ["200": ["description": "An endless event stream",
-                                                 "content": ["text/event-stream": ["schema": ["type": "string"]]]]]),
-        ],
+        "paths": paths(PerimeterAPI.endpoints),
     ]
 
     /// The document as JSON bytes (keys sorted), computed once.
@@ -210,7 +110,7 @@ public enum OpenAPI {
     /// with it as `%2F`.
     static func pathParameter(_ name: String) -> JSONValue {
         ["name": .string(name), "in": "path", "required": true, "schema": ["type": "string", "minLength": 1],
-         "description": "Percent-encoded; a '/' inside the id is sent as %2F (the path is split on '/' before decoding)"]
+         "description": "Percent-encoded; a '/' inside the id is sent as %2F (the path is split on '/' before decoding). 1 to 256 UTF-8 bytes of printable text: no control characters (400 otherwise)"]
     }
 
     /// Every operation also documents the errors any request can get.
@@ -220,15 +120,33 @@ public enum OpenAPI {
         return .object(all)
     }
 
-    static func operation(_ id: String, _ summary: String, secured: Bool = true, parameters: [JSONValue] = [],
-                          body: JSONValue? = nil, responses specific: [String: JSONValue]) -> JSONValue {
-        var object: [String: JSONValue] = ["operationId": .string(id), "summary": .string(summary),
-                                           "responses": responses(specific, secured: secured)]
-        if !parameters.isEmpty { object["parameters"] = .array(parameters) }
-        if let body {
-            object["requestBody"] = ["required": true, "content": ["application/json": ["schema": body]]]
+    /// The `paths` object: one path item per path pattern of `endpoints` (with its path parameters), one
+    /// operation per documented endpoint.
+    static func paths(_ endpoints: [Endpoint]) -> JSONValue {
+        var items: [String: [String: JSONValue]] = [:]
+        for endpoint in endpoints where endpoint.isDocumented {
+            var item = items[endpoint.path.description] ?? [:]
+            let names = endpoint.path.parameterNames
+            if !names.isEmpty { item["parameters"] = .array(names.map(pathParameter)) }
+            item[endpoint.method.lowercased()] = operation(endpoint)
+            items[endpoint.path.description] = item
         }
-        if !secured { object["security"] = [] }
+        return .object(items.mapValues { .object($0) })
+    }
+
+    /// The operation object of `endpoint`; one that reads a body documents 415 as well.
+    static func operation(_ endpoint: Endpoint) -> JSONValue {
+        var specific = endpoint.responses
+        if endpoint.body != nil { specific["415"] = problem }
+        var object: [String: JSONValue] = ["operationId": .string(endpoint.operationID ?? ""), "summary": .string(endpoint.summary),
+                                           "responses": responses(specific, secured: endpoint.scope != nil)]
+        if !endpoint.parameters.isEmpty { object["parameters"] = .array(endpoint.parameters) }
+        if let body = endpoint.body {
+            var content: [String: JSONValue] = [:]
+            for (type, schema) in body.media { content[type] = ["schema": schema] }
+            object["requestBody"] = ["required": .bool(body.isRequired), "content": .object(content)]
+        }
+        if endpoint.scope == nil { object["security"] = [] }
         return .object(object)
     }
 }

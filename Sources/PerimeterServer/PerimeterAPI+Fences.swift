@@ -25,10 +25,18 @@ extension PerimeterAPI {
     /// `POST /v1/fences`: adds or replaces every feature of a FeatureCollection, atomically.
     func importFences(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let features = try Self.readFeatures(request.body, expectCollection: true)
-        for (index, feature) in features.enumerated() where feature.id == nil {
-            throw Problem(422, "missing-id", title: "A feature has no id",
-                          detail: "feature \(index) has no id; every fence needs one (nothing was imported)",
-                          pointer: "/features/\(index)/id", extra: ["index": .integer(Int64(index))])
+        for (index, feature) in features.enumerated() {
+            guard let id = feature.id else {
+                throw Problem(422, "missing-id", title: "A feature has no id",
+                              detail: "feature \(index) has no id; every fence needs one (nothing was imported)",
+                              pointer: "/features/\(index)/id", extra: ["index": .integer(Int64(index))])
+            }
+            if let violation = RequestID.violation(id.description, name: "id") {
+                var problem = RequestID.bodyProblem(violation + " (nothing was imported)",
+                                                    at: JSONPath([.key("features"), .index(index), .key("id")]))
+                problem.extra["index"] = .integer(Int64(index))
+                throw problem
+            }
         }
         do throws(GeofencingError) {
             try service.addFeatures(features)

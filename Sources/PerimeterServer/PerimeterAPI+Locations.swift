@@ -9,9 +9,14 @@ extension PerimeterAPI {
     /// `application/x-ndjson` or `application/ndjson`). Answers `{"accepted", "rejected": [{index,
     /// pointer, code, detail}], "events"}`; bad items are rejected one by one, the rest processed in one call.
     /// `?properties=false` leaves the fences' properties out of the events.
-    func postLocations(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
-        let call = try prepareLocations(request)
-        return try finishLocations(call, Result { () throws(GeofencingError) in try service.process(call.updates) })
+    ///
+    /// The answer is given through `reply` once the updates are stored, by a commit that `call`'s
+    /// committer makes for many requests at once; the response is built on the responder's thread.
+    func postLocations(_ call: EndpointCall, _ reply: Reply) throws(Problem) {
+        let locations = try prepareLocations(call.request)
+        service.process(locations.updates, committer: call.committer) { [self] outcome in
+            reply.respond { [self] () throws(Problem) in try finishLocations(locations, outcome) }
+        }
     }
 
     /// A decoded `POST /v1/locations` body, between decoding and processing.

@@ -18,6 +18,7 @@ extension PerimeterAPI {
     func registerWebhook(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let dispatcher = try webhookDispatcher()
         let body = try Self.parseJSON(request.body)
+        try Self.checkFilterIDs(body)
         do throws(WebhookError) {
             let parsed = try WebhookJSON.parseRegistrationRequest(body)
             let created = try dispatcher.register(url: parsed.url, filter: parsed.filter, secret: parsed.secret, id: parsed.id)
@@ -27,6 +28,19 @@ extension PerimeterAPI {
                                 headers: [("Location", "/v1/webhooks/" + created.id)])
         } catch {
             throw error.problem
+        }
+    }
+
+    /// The device and fence ids of a registration's filter follow the id rule (``RequestID``): 422
+    /// pointing at the first that does not. The dispatcher checks everything else.
+    static func checkFilterIDs(_ body: JSONValue) throws(Problem) {
+        for member in ["devices", "fences"] {
+            guard case .array(let items)? = body["filter"]?[member] else { continue }
+            for (index, item) in items.enumerated() {
+                if case .string(let id) = item, let violation = RequestID.violation(id, name: "id") {
+                    throw RequestID.bodyProblem(violation, at: JSONPath([.key("filter"), .key(member), .index(index)]))
+                }
+            }
         }
     }
 

@@ -7,8 +7,9 @@ import PerimeterService
 import Synchronization
 
 /// The REST API: routes a request, checks its token, scope, rate and size, runs the handler and turns
-/// every failure into an RFC 9457 problem document. Transport-independent: tests call ``handle(_:)``
-/// directly; ``PerimeterServer`` puts it behind an ``HTTPServer``.
+/// every failure into an RFC 9457 problem document. Transport-independent: ``PerimeterServer`` puts it
+/// behind an ``HTTPServer``; in-process callers and tests answer through a ``CollectingResponder``.
+/// Its endpoints are the table ``endpoints``.
 public final class PerimeterAPI: Sendable {
     /// The service the handlers drive.
     public let service: GeofencingService
@@ -45,77 +46,76 @@ public final class PerimeterAPI: Sendable {
     /// Marks the API as stopping: `/readyz` answers 503 from now on.
     public func beginStopping() { stopping.store(true, ordering: .relaxed) }
 
-    /// Handles one request and returns its response, waiting for the commit of `POST /v1/locations`;
-    /// never throws, never crashes on input. For tests and in-process callers; the server answers
-    /// through ``handle(_:responder:)``.
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let start = DispatchTime.now().uptimeNanoseconds
-        let response: HTTPResponse
-        do throws(Problem) {
-            let (route, method) = try admit(request)
-            response = try dispatch(route, method: method, request)
-        } catch {
-            response = error.response(instance: request.path)
-        }
-        return recorded(response, since: start)
-    }
-
-    /// Handles one request and answers through `responder`: at once, except `POST /v1/locations` with
-    /// updates to store, which is answered once they are stored — the caller's thread does not wait,
-    /// so one commit serves many requests. Same responses as ``handle(_:)``.
+    /// Handles one request and answers through `responder`, exactly once: at once, except
+    /// `POST /v1/locations` with updates to store, which is answered once they are stored — the
+    /// caller's thread does not wait, so one commit serves many requests. Never crashes on input: every
+    /// failure is a problem document. The server's transport and in-process callers
+    /// (``CollectingResponder``) take this same path.
     ///
     /// `committer` is who commits for those answers: the service's committer thread, or the caller —
     /// a server whose event loops call ``GeofencingService/commitWaiting()`` after each round.
-    public func handle(_ request: HTTPRequest, responder: HTTPResponder, committer: DeferredCommitter = .serviceThread) {
+    public func handle(_ request: HTTPRequest, responder: any APIResponder, committer: DeferredCommitter = .serviceThread) {
         let start = DispatchTime.now().uptimeNanoseconds
+        var reply = Reply(api: self, request: request, responder: responder, parameters: [:], start: start)
         do throws(Problem) {
-            let (route, method) = try admit(request)
-            guard case .locations = route else {
-                responder.respond(recorded(try dispatch(route, method: method, request), since: start))
-                return
-            }
-            let call = try prepareLocations(request)
-            service.process(call.updates, committer: committer) { [self] outcome in
-                // The response is built on the transport's thread, not the committer's.
-                responder.respond { [self] in
-                    let response: HTTPResponse
-                    do throws(Problem) {
-                        response = try finishLocations(call, outcome)
-                    } catch {
-                        response = error.response(instance: request.path)
-                    }
-                    return recorded(response, since: start)
-                }
+            let (endpoint, parameters) = try admit(request)
+            reply = Reply(api: self, request: request, responder: responder, parameters: parameters, start: start)
+            let call = EndpointCall(request: request, parameters: parameters, committer: committer)
+            switch endpoint.handler {
+            case .immediate(let handler): reply.respond(try handler(self, call))
+            case .deferred(let handler): try handler(self, call, reply)
             }
         } catch {
-            responder.respond(recorded(error.response(instance: request.path), since: start))
+            reply.respond(error)
         }
     }
 
     /// Counts `response` in the metrics (status and latency since `start`) and returns it.
-    private func recorded(_ response: HTTPResponse, since start: UInt64) -> HTTPResponse {
+    func recorded(_ response: HTTPResponse, since start: UInt64) -> HTTPResponse {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         metrics.recordRequest(status: response.status, seconds: seconds)
         return response
     }
 
-    /// The checks before any handler: the route exists and allows the method, the token and its scope,
-    /// the rate limit, the body size.
-    /// - Returns: the route and the method (`HEAD` answered as `GET`).
-    func admit(_ request: HTTPRequest) throws(Problem) -> (Route, String) {
-        guard let route = Route(path: request.path) else {
-            throw Problem.notFound("no endpoint at \(request.path); /openapi.json lists them")
+    /// The response for `problem`: `instance` is the request path, and a 404 quotes no more than a
+    /// prefix of the path's ids (``RequestID/excerpt(_:length:)``), in `detail` and in its members.
+    func response(for problem: Problem, _ request: HTTPRequest, parameters: [String: String]) -> HTTPResponse {
+        var problem = problem
+        if problem.status == 404 {
+            for id in parameters.values where RequestID.excerpt(id) != id {
+                let short = RequestID.excerpt(id)
+                problem.detail = problem.detail.replacingOccurrences(of: id, with: short)
+                for (key, value) in problem.extra {
+                    if case .string(let text) = value { problem.extra[key] = .string(text.replacingOccurrences(of: id, with: short)) }
+                }
+            }
         }
-        let method = request.method == "HEAD" ? "GET" : request.method
-        guard route.methods.contains(method) else {
+        return problem.response(instance: RequestID.excerpt(request.path, length: Self.instanceLength))
+    }
+
+    /// How much of the request path a problem's `instance` (and a 404 for an unknown path) quotes:
+    /// every path without an id fits, and no more than a prefix of an id does.
+    static let instanceLength = 40
+
+    /// The checks before any handler: an endpoint has the path and the method, the token and its scope,
+    /// the rate limit, the body size, the body's media type, the ids in the path.
+    /// - Returns: the endpoint and the path's parameters.
+    func admit(_ request: HTTPRequest) throws(Problem) -> (Endpoint, [String: String]) {
+        let endpoint: Endpoint, parameters: [String: String]
+        switch Self.router.route(method: request.method, path: request.path) {
+        case .found(let found, let values):
+            (endpoint, parameters) = (found, values)
+        case .notFound:
+            throw Problem.notFound("no endpoint at \(RequestID.excerpt(request.path, length: Self.instanceLength)); /openapi.json lists them")
+        case .methodNotAllowed(let methods):
+            let allowed = methods.joined(separator: ", ")
             throw Problem(405, "method-not-allowed", title: "Method not allowed",
-                          detail: "\(request.method) is not allowed on \(request.path); use \(route.methods.joined(separator: ", "))",
-                          headers: [("Allow", route.methods.joined(separator: ", "))])
+                          detail: "\(RequestID.excerpt(request.method)) is not allowed on \(RequestID.excerpt(request.path, length: Self.instanceLength)); use \(allowed)",
+                          headers: [("Allow", allowed)])
         }
-        let scope = route.scope(method: method)
-        let client = try authorize(request, scope: scope)
+        let client = try authorize(request, scope: endpoint.scope)
         // Public endpoints (health, readiness, the document) are not rate limited: probes must get through.
-        if scope != nil, let limiter, let wait = limiter.acquire(client) {
+        if endpoint.scope != nil, let limiter, let wait = limiter.acquire(client) {
             let seconds = Int(wait.rounded(.up))
             throw Problem(429, "rate-limited", title: "Too many requests",
                           detail: "the rate limit of \(configuration.rateLimit ?? 0) requests/s for '\(client)' is exhausted; retry in \(seconds) s",
@@ -125,44 +125,32 @@ public final class PerimeterAPI: Sendable {
             throw Problem(413, "body-too-large", title: "Request body too large",
                           detail: "the body exceeds \(configuration.maximumBodySize) bytes; split it into smaller requests")
         }
-        return (route, method)
+        if let body = endpoint.body { try Self.checkMediaType(request, accepted: body) }
+        for name in endpoint.path.parameterNames {
+            if let violation = RequestID.violation(parameters[name] ?? "", name: name) {
+                throw RequestID.pathProblem(violation, parameter: name)
+            }
+        }
+        return (endpoint, parameters)
     }
 
-    /// Runs the handler of an admitted request.
-    func dispatch(_ route: Route, method: String, _ request: HTTPRequest) throws(Problem) -> HTTPResponse {
-        switch (route, method) {
-        case (.health, _): return Self.json(["status": "ok"])
-        case (.ready, _): return try ready()
-        case (.metrics, _): return metricsResponse()
-        case (.openAPI, _): return Self.jsonBytes(OpenAPI.documentBytes)
-        case (.fences, "GET"): return try listFences(request)
-        case (.fences, "POST"): return try importFences(request)
-        case (.fences, _): return try deleteGroup(request)
-        case (.fence(let id), "GET"): return try getFence(id)
-        case (.fence(let id), "PUT"): return try putFence(id, request)
-        case (.fence(let id), _): return try deleteFence(id)
-        case (.locations, _): return try postLocations(request)
-        case (.device(let id), "GET"): return try getDevice(id)
-        case (.device(let id), _): return try forgetDevice(id, request)
-        case (.deviceConsent(let id), _): return try putConsent(id, request)
-        case (.consent, "GET"): return try getServiceConsent()
-        case (.consent, _): return try putServiceConsent(request)
-        case (.events, _): return try getEvents(request)
-        case (.eventStream, _): return try streamEvents(request)
-        case (.page, _):
-            guard let page = MapPage.response(for: request.path) else { throw Problem.notFound("no page at \(request.path)") }
-            return page
-        case (.simulations, "GET"): return Self.json(simulations.list())
-        case (.simulations, _): return Self.json(try simulations.start(request.body), status: 201)
-        case (.simulation(let id), "GET"): return Self.json(try simulations.simulation(id: id))
-        case (.simulation(let id), _): return Self.json(try simulations.stop(id: id))
-        case (.webhooks, "GET"): return try listWebhooks()
-        case (.webhooks, _): return try registerWebhook(request)
-        case (.webhook(let id), "GET"): return try getWebhook(id)
-        case (.webhook(let id), _): return try deleteWebhook(id)
-        case (.webhookDeadLetters(let id), _): return try listDeadLetters(id, request)
-        case (.webhookRedrive(let id), _): return try redriveDeadLetters(id, request)
+    /// 415 unless the request's body, when it has one, is of a type the endpoint accepts. A body without
+    /// `Content-Type` is refused too; an empty body is left to the handler (400 where one is required).
+    static func checkMediaType(_ request: HTTPRequest, accepted body: Endpoint.Body) throws(Problem) {
+        guard !request.body.isEmpty else { return }
+        let given = request.header("content-type").map(mediaType)
+        guard let given, body.types.contains(given) else {
+            let list = body.types.joined(separator: ", ")
+            throw Problem(415, "unsupported-media-type", title: "Unsupported media type",
+                          detail: given.map { "a body of type '\(RequestID.excerpt($0))' is not accepted here; send one of: \(list)" }
+                              ?? "the body has no Content-Type; send it with one of: \(list)",
+                          extra: ["accepted": .array(body.types.map { .string($0) })])
         }
+    }
+
+    /// The media type of a `Content-Type` value: lower-cased, without parameters (`; charset=utf-8`).
+    static func mediaType(_ contentType: String) -> String {
+        String(contentType.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
     }
 
     /// Checks the bearer token; returns the rate-limit key (token name, or the client address).

@@ -134,7 +134,8 @@ extension GeofencingService {
     static func seconds(_ value: Double) -> String {
         let magnitude = abs(value)
         func format(_ number: Double) -> String {
-            number.rounded() == number || number >= 100 ? String(Int(number.rounded())) : String(format: "%.1f", number)
+            // %.0f, not Int(_:): an update dated 1e300 s ahead must get a message, not a trap.
+            number.rounded() == number || abs(number) >= 100 ? String(format: "%.0f", number) : String(format: "%.1f", number)
         }
         switch magnitude {
         case ..<120: return "\(format(value)) s"

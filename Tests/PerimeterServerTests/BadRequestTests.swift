@@ -54,6 +54,16 @@ struct BadRequestTests {
                 body: "[" + Array(repeating: "{}", count: 11).joined(separator: ",") + "]", status: 413, slug: "batch-too-large"),
         BadCase(name: "unknown fence", method: "GET", path: "/v1/fences/nope", status: 404, slug: "feature-not-found"),
         BadCase(name: "unknown fence delete", method: "DELETE", path: "/v1/fences/nope", status: 404, slug: "feature-not-found"),
+        BadCase(name: "body of a type not accepted", method: "PUT", path: "/v1/fences/a",
+                headers: ["Authorization": "Bearer writersecret", "Content-Type": "text/plain"], body: T.square(),
+                status: 415, slug: "unsupported-media-type"),
+        BadCase(name: "form-encoded locations", method: "POST", path: "/v1/locations",
+                headers: ["Authorization": "Bearer writersecret", "Content-Type": "application/x-www-form-urlencoded"],
+                body: #"{"deviceId":"d","latitude":1,"longitude":0,"time":0}"#, status: 415, slug: "unsupported-media-type"),
+        BadCase(name: "control character in a path id", method: "GET", path: "/v1/devices/a%0Ab", status: 400, slug: "invalid-id"),
+        BadCase(name: "control character in a body id", method: "POST", path: "/v1/locations",
+                body: #"{"deviceId":"a\u0007","latitude":1,"longitude":0,"time":0}"#, status: 422, slug: "location-rejected",
+                pointer: "/deviceId"),
         BadCase(name: "unknown endpoint", method: "GET", path: "/v2/things", status: 404, slug: "not-found"),
         BadCase(name: "wrong method", method: "PATCH", path: "/v1/fences/a", status: 405, slug: "method-not-allowed"),
         BadCase(name: "bad limit", method: "GET", path: "/v1/events", query: ["limit": "lots"], status: 400, slug: "invalid-parameter"),
@@ -89,13 +99,17 @@ struct BadRequestTests {
 
     @Test(arguments: cases) func answersWithAProblem(_ bad: BadCase) throws {
         let api = try Self.api()
-        var request = HTTPRequest(method: bad.method, path: bad.path, query: bad.query, headers: bad.headers,
+        var headers = bad.headers
+        if !bad.body.isEmpty, !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            headers["Content-Type"] = "application/json"
+        }
+        var request = HTTPRequest(method: bad.method, path: bad.path, query: bad.query, headers: headers,
                                   body: Array(bad.body.utf8), remoteAddress: "127.0.0.1")
         if request.body.count > 4_000 {
             request.body = []
             request.isBodyTooLarge = true
         }
-        let response = api.handle(request)
+        let response = T.respond(api, request)
         #expect(response.status == bad.status)
         #expect(response.header("content-type") == "application/problem+json")
         let document = T.parse(response)

@@ -86,15 +86,23 @@ struct FanoutTests {
     }
 
     @Test func routeDecodesSegmentsAfterSplitting() {
-        #expect(Route(path: "/v1/fences/a%2Fb") == .fence("a/b"))
-        #expect(Route(path: "/v1/fences/plain") == .fence("plain"))
-        #expect(Route(path: "/v1/fences/caf%C3%A9") == .fence("café"))
-        #expect(Route(path: "/v1/fences/a+b") == .fence("a+b"))
-        #expect(Route(path: "/v1/devices/x%2Fy/consent") == .deviceConsent("x/y"))
-        #expect(Route(path: "/v1/fences/a/b") == nil)
-        #expect(Route(path: "/v1/fences/%2") == nil)
-        #expect(Route(path: "/v1/fences/%FF") == nil)
-        #expect(Route(path: "/v1/events/stream") == .eventStream)
+        func route(_ path: String, _ method: String = "GET") -> (String, [String: String])? {
+            guard case .found(let endpoint, let parameters) = PerimeterAPI.router.route(method: method, path: path) else { return nil }
+            return (endpoint.path.description, parameters)
+        }
+        #expect(route("/v1/fences/a%2Fb")?.1 == ["id": "a/b"])
+        #expect(route("/v1/fences/plain")?.1 == ["id": "plain"])
+        #expect(route("/v1/fences/caf%C3%A9")?.1 == ["id": "café"])
+        #expect(route("/v1/fences/a+b")?.1 == ["id": "a+b"])
+        #expect(route("/v1/devices/x%2Fy/consent", "PUT")?.0 == "/v1/devices/{id}/consent")
+        #expect(route("/v1/devices/x%2Fy/consent", "PUT")?.1 == ["id": "x/y"])
+        #expect(route("/v1/fences/a/b") == nil)
+        #expect(route("/v1/fences/%2") == nil)
+        #expect(route("/v1/fences/%FF") == nil)
+        #expect(route("/v1/events/stream")?.0 == "/v1/events/stream")
+        #expect(route("/v1/events/stream", "HEAD")?.0 == "/v1/events/stream")
+        #expect(route("/")?.0 == "/")
+        #expect(route("//") == nil)
     }
 
     @Test func streamCarriesPositionsWhenAsked() throws {

@@ -6,7 +6,7 @@ import PerimeterService
 import Testing
 import PerimeterTestSupport
 
-/// The map page, simulations and webhooks, through ``PerimeterAPI/handle(_:)``.
+/// The map page, simulations and webhooks, in process (``T/call``: the server's handler path).
 @Suite("Page, simulation and webhook routes")
 struct IntegrationRouteTests {
     static let adminSecret = "admin-secret", writeSecret = "write-secret"

@@ -228,10 +228,13 @@ struct LocationBatchReaderTests {
     }
 
     @Test func escapesInDeviceIDsAndMemberNames() throws {
-        let body = #"[{"deviceId":"a\"b\\c\/d\u00e9\ud83d\ude00\n","latitude":1,"longitude":2,"time":3},"#
-            + #"{"device\u0049d":"escaped-name","l\u0061titude":1,"longitude":2,"time":3}]"#
-        let batch = try #require(LocationBatchReader.read(Array(body.utf8), ndjson: false))
-        #expect(batch.updates.map(\.device.rawValue) == ["a\"b\\c/dé😀\n", "escaped-name"])
+        let body = #"[{"deviceId":"a\"b\\c\/d\u00e9\ud83d\ude00","latitude":1,"longitude":2,"time":3},"#
+            + #"{"device\u0049d":"escaped-name","l\u0061titude":1,"longitude":2,"time":3},"#
+            + #"{"deviceId":"control\n","latitude":1,"longitude":2,"time":3}]"#
+        let batch = try LocationBatchReader.batch(Array(body.utf8), ndjson: false)
+        // An escaped control character decodes, and makes the id invalid (RequestID): that item is rejected.
+        #expect(batch.updates.map(\.device.rawValue) == ["a\"b\\c/dé😀", "escaped-name"])
+        #expect(batch.invalid.map(\.index) == [2])
         let (reader, tree) = Self.both(body, ndjson: false)
         #expect(reader == tree)
     }

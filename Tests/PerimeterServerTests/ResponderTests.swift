@@ -167,7 +167,7 @@ struct ResponderTests {
 struct DeferredLocationTests {
     /// The server answers location posts after their commit (through a responder); the answers —
     /// accepted, rejected single updates, mixed batches, broken JSON, wrong types — are byte for byte
-    /// those of ``PerimeterAPI/handle(_:)`` on a second server in the same state.
+    /// those the in-process API (``T/call``, a `CollectingResponder`) gives on a second server in the same state.
     @Test func socketAnswersEqualInProcessAnswers() throws {
         let paths = [SocketTests.temporaryDatabase(), SocketTests.temporaryDatabase()]
         let remote = try SocketTests.start(paths[0]), local = try SocketTests.start(paths[1])
@@ -178,7 +178,7 @@ struct DeferredLocationTests {
         }
         let client = try TestClient(port: remote.port)
         #expect(try client.request("PUT", "/v1/fences/park", body: Array(T.square(name: "Park").utf8)).status == 201)
-        #expect(local.api.handle(HTTPRequest(method: "PUT", path: "/v1/fences/park", body: Array(T.square(name: "Park").utf8))).status == 201)
+        #expect(T.call(local.api, "PUT", "/v1/fences/park", body: T.square(name: "Park")).status == 201)
         let bodies: [String] = [
             T.json(T.update("car", 0, inside: false)),
             T.json(T.update("car", 5, inside: true)),
@@ -191,8 +191,7 @@ struct DeferredLocationTests {
         for body in bodies {
             let overSocket = try client.request("POST", "/v1/locations", headers: ["Content-Type": "application/json"],
                                                 body: Array(body.utf8))
-            let inProcess = local.api.handle(HTTPRequest(method: "POST", path: "/v1/locations",
-                                                         headers: ["Content-Type": "application/json"], body: Array(body.utf8)))
+            let inProcess = T.call(local.api, "POST", "/v1/locations", headers: ["Content-Type": "application/json"], body: body)
             #expect(overSocket.status == inProcess.status, "\(body)")
             #expect(overSocket.text == String(decoding: inProcess.bodyBytes, as: UTF8.self), "\(body)")
             #expect(overSocket.headers["content-type"] == inProcess.header("Content-Type"), "\(body)")

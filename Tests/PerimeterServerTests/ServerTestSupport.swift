@@ -3,6 +3,7 @@ import PerimeterGeoJSON
 import PerimeterHTTP
 import PerimeterServer
 import PerimeterService
+import Testing
 
 /// Helpers shared by the server tests.
 enum T {
@@ -33,10 +34,32 @@ enum T {
         return PerimeterAPI(service: service, configuration: configuration)
     }
 
+    /// Calls `api` in process, on the path the server takes (``PerimeterAPI/handle(_:responder:committer:)``
+    /// answering through a ``CollectingResponder``), and returns its one answer. A body is sent as
+    /// `application/json` unless `headers` name a `Content-Type`.
     static func call(_ api: PerimeterAPI, _ method: String, _ path: String, query: [String: String] = [:],
-                     headers: [String: String] = [:], body: String = "") -> HTTPResponse {
-        api.handle(HTTPRequest(method: method, path: path, query: query, headers: headers, body: Array(body.utf8),
-                               remoteAddress: "127.0.0.1"))
+                     headers: [String: String] = [:], body: String = "",
+                     sourceLocation: SourceLocation = #_sourceLocation) -> HTTPResponse {
+        var headers = headers
+        if !body.isEmpty, !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            headers["Content-Type"] = "application/json"
+        }
+        return respond(api, HTTPRequest(method: method, path: path, query: query, headers: headers, body: Array(body.utf8),
+                                        remoteAddress: "127.0.0.1"), sourceLocation: sourceLocation)
+    }
+
+    /// `request`'s answer from `api`, taken as ``call(_:_:_:query:headers:body:sourceLocation:)`` does,
+    /// for a request made by hand (no header added). Records an issue unless exactly one answer came.
+    static func respond(_ api: PerimeterAPI, _ request: HTTPRequest,
+                        sourceLocation: SourceLocation = #_sourceLocation) -> HTTPResponse {
+        let responder = CollectingResponder()
+        api.handle(request, responder: responder)
+        guard let response = responder.response(timeout: 60) else {
+            Issue.record("no answer to \(request.method) \(request.path) within 60 s", sourceLocation: sourceLocation)
+            return HTTPResponse(status: 599)
+        }
+        #expect(responder.answerCount == 1, "answers to \(request.method) \(request.path)", sourceLocation: sourceLocation)
+        return response
     }
 
     static func json(_ value: JSONValue) -> String { JSONWriter().string(value) }

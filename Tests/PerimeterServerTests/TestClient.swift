@@ -79,7 +79,13 @@ final class TestClient {
         }
     }
 
+    /// Sends a request and reads its response; a body goes as `application/json` unless `headers` name a
+    /// `Content-Type` (the API refuses a body without one: 415).
     func request(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> Response {
+        var headers = headers
+        if !body.isEmpty, !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            headers["Content-Type"] = "application/json"
+        }
         try send(method, path, headers: headers, body: body)
         return try readResponse(headOnly: method == "HEAD")
     }

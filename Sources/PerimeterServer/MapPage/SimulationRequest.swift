@@ -78,8 +78,11 @@ public struct SimulationRequest: Hashable, Sendable {
         guard case .object(let object) = value else {
             throw Problem.invalidField(JSONPath(), "the body must be an object like {\"deviceId\": \"van-7\", \"path\": {\"type\": \"LineString\", …}, \"speed\": 12}")
         }
-        guard case .string(let device)? = object["deviceId"], !device.isEmpty, device.utf8.count <= 256 else {
-            throw Problem.invalidField(JSONPath([.key("deviceId")]), "deviceId must be a non-empty string of at most 256 bytes")
+        guard case .string(let device)? = object["deviceId"] else {
+            throw Problem.invalidField(JSONPath([.key("deviceId")]), "deviceId must be a string")
+        }
+        if let violation = RequestID.violation(device, name: "deviceId") {
+            throw RequestID.bodyProblem(violation, at: JSONPath([.key("deviceId")]))
         }
         let speed = try number(object, "speed", default: nil, in: 0...1_000_000, openBelow: true)
         let interval = try number(object, "interval", default: 1, in: 0...maximumInterval, openBelow: true)
