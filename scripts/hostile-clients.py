@@ -341,6 +341,10 @@ def main():
         check(not monitor.errors, f"health: /healthz always answered ({len(monitor.errors)} failures: {monitor.errors[:3]})")
         check(monitor.slowest < HEALTH_BOUND,
               f"health: slowest /healthz {monitor.slowest * 1000:.0f} ms over {monitor.count} probes (bound {HEALTH_BOUND * 1000:.0f} ms)")
+        _, metrics = request(port, "GET", "/metrics")
+        refused = dict(re.findall(rb'perimeter_http_connections_refused_total\{reason="(\w+)"\} (\d+)', metrics))
+        check(int(refused.get(b"per_address", 0)) > 0 and int(refused.get(b"deadline", 0)) >= 10,
+              f"metrics: perimeter_http_connections_refused_total {({k.decode(): int(v) for k, v in refused.items()})}")
         if pid:
             rss, descriptors = usage(pid)
             check(rss < RSS_BOUND, f"bounded: resident memory {rss >> 20} MiB at the end (bound {RSS_BOUND >> 20} MiB)")

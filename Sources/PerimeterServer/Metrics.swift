@@ -26,6 +26,8 @@ public final class Metrics: Sendable {
     let state = Mutex(State())
     /// Reads `perimeter_webhook_deliveries_total` from the stores at scrape time, when set.
     let webhookDeliveryTotals = Mutex<(@Sendable () -> [String: Int]?)?>(nil)
+    /// Reads the transport's refusals at scrape time, when set (``readConnectionRefusals(from:)``).
+    let connectionRefusals = Mutex<(@Sendable () -> [String: Int])?>(nil)
 
     /// Creates empty metrics.
     public init() {}
@@ -49,6 +51,13 @@ public final class Metrics: Sendable {
     /// When `read` returns `nil` (the store failed), the counts recorded since the start are shown.
     public func readWebhookDeliveries(from read: (@Sendable () -> [String: Int]?)?) {
         webhookDeliveryTotals.withLock { $0 = read }
+    }
+
+    /// Makes `perimeter_http_connections_refused_total{reason}` come from `read` at every scrape:
+    /// connections the transport closed for their client address's limit (`per_address`) or for
+    /// missing the request deadline (`deadline`).
+    public func readConnectionRefusals(from read: (@Sendable () -> [String: Int])?) {
+        connectionRefusals.withLock { $0 = read }
     }
 
     /// Sets the number of webhook deliveries waiting (kept until delivered or expired).
@@ -112,6 +121,11 @@ public final class Metrics: Sendable {
         text += "perimeter_http_request_duration_seconds_bucket{le=\"+Inf\"} \(s.latencyCount)\n"
         text += "perimeter_http_request_duration_seconds_sum \(s.latencySum)\n"
         text += "perimeter_http_request_duration_seconds_count \(s.latencyCount)\n"
+        if let read = connectionRefusals.withLock({ $0 }) {
+            family("perimeter_http_connections_refused_total", "counter",
+                   "Connections closed by the transport: over the per-address limit, or past the request deadline.")
+            labelled("perimeter_http_connections_refused_total", "reason", read())
+        }
         family("perimeter_sse_clients", "gauge", "Connected event-stream clients.")
         text += "perimeter_sse_clients \(s.sseClients)\n"
         for gauge in gauges {

@@ -152,6 +152,10 @@ public final class PerimeterServer: Sendable {
             throw ServerError(error.message)
         }
         hub.setStreamLimits(perClient: configuration.streamBufferLimit, shared: http.streamBudget)
+        api.metrics.readConnectionRefusals { [weak http] in
+            let refusals = http?.refusals ?? (perAddress: 0, pastDeadline: 0)
+            return ["per_address": Int(refusals.perAddress), "deadline": Int(refusals.pastDeadline)]
+        }
         // A commit that ends while other loops' answers wait (registered during it) wakes the loops.
         service.onCompletionsWaiting { [weak http] in http?.wakeLoops() }
         do throws(WebhookError) {
