@@ -203,6 +203,20 @@ struct HostileClientTests {
         }
     }
 
+    @Test func theSharedStreamBudgetCutsTheClientsFurthestBehindNotThoseKeepingUp() {
+        let budget = HTTPStreamBudget(limit: 100 << 10)
+        let behind = HTTPStream(bufferLimit: 1 << 20, budget: budget)
+        let keepingUp = HTTPStream(bufferLimit: 1 << 20, budget: budget)
+        #expect(behind.write([UInt8](repeating: 65, count: 80 << 10)))
+        // Past the budget, but this client holds next to nothing: it is not the one to cut.
+        #expect(keepingUp.write([UInt8](repeating: 66, count: 30 << 10)))
+        #expect(budget.bytesInUse == 110 << 10)
+        // The client 80 KiB behind is cut at its next write, and its bytes go back to the budget.
+        #expect(!behind.write([65]))
+        #expect(behind.wasCut && !keepingUp.isClosed)
+        #expect(budget.bytesInUse == 30 << 10)
+    }
+
     @Test func aStreamClientThatStopsReadingIsCutAndResumesMissingNothing() async throws {
         let server = try Self.startServer { $0.streamBufferLimit = 256 << 10 }
         defer { server.stop() }
