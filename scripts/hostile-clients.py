@@ -144,7 +144,7 @@ def framing(port):
         ("Content-Length and Transfer-Encoding", b"POST /v1/locations HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n[]\r\n0\r\n\r\n", 400, True),
         ("unknown path", b"GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n", 404, True),
         ("32 KB path", b"GET /" + b"a" * 32000 + b" HTTP/1.1\r\nHost: a\r\n\r\n", None, False),
-        ("body too large", b"POST /v1/locations HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999\r\n\r\n", None, False),
+        ("body too large", b"POST /v1/locations HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999\r\n\r\n", 413, True),
         ("negative Content-Length", b"POST /v1/locations HTTP/1.1\r\nHost: a\r\nContent-Length: -5\r\n\r\n", 400, False),
         ("Content-Length abc", b"POST /v1/locations HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n", 400, False),
         ("16 KB path", b"GET /" + b"a" * 16000 + b" HTTP/1.1\r\nHost: a\r\n\r\n", 404, True),

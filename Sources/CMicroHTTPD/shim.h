@@ -4,6 +4,7 @@
 #define PERIMETER_CMICROHTTPD_SHIM_H
 
 #include <stdint.h>
+#include <limits.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/types.h>
@@ -394,6 +395,20 @@ static inline int perimeter_mhd_framing_problem(struct MHD_Connection *connectio
     if (scan.malformed && scan.content_lengths > 0) return 2;
     if (scan.content_lengths > 0 && scan.transfer_encodings > 0) return 3;
     return 0;
+}
+
+/// The request's declared body length (its one Content-Length, a plain decimal number), or -1 when it
+/// declares none. Call after perimeter_mhd_framing_problem found the framing sound.
+static inline long long perimeter_mhd_declared_length(struct MHD_Connection *connection) {
+    const char *value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Length");
+    if (value == NULL || value[0] == 0) return -1;
+    unsigned long long length = 0;
+    for (const char *c = value; *c != 0; c++) {
+        if (*c < '0' || *c > '9') return -1;
+        if (length > (unsigned long long)(LLONG_MAX / 10)) return LLONG_MAX;
+        length = length * 10 + (unsigned long long)(*c - '0');
+    }
+    return length > (unsigned long long)LLONG_MAX ? LLONG_MAX : (long long)length;
 }
 
 /// Fills `v4` or `v6` with `address` (an IPv4 or IPv6 literal) and `port`; returns the one filled, or

@@ -45,6 +45,16 @@ extension HTTPServer {
                 response.headers.append(("Connection", "close"))
                 return server.queue(response, on: connection)
             }
+            // A declared body over the limit is refused before it is sent, not read and discarded.
+            let declared = perimeter_mhd_declared_length(connection)
+            if declared > Int64(server.configuration.maximumBodySize) {
+                perimeter_mhd_request_arrived(connection)
+                var response = server.configuration.transportError(
+                    413, "the body of \(declared) bytes exceeds \(server.configuration.maximumBodySize) bytes; split it into smaller requests",
+                    url.map { String(cString: $0) } ?? "/")
+                response.headers.append(("Connection", "close"))
+                return server.queue(response, on: connection)
+            }
             return .YES
         }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()

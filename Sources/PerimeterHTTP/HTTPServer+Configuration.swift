@@ -8,7 +8,9 @@ extension HTTPServer {
         /// Event-loop threads that serve connections (at least 1): each serves the connections it
         /// accepted (a loop that is ready takes the next new one) and runs its own round hook.
         public var threads: Int
-        /// Bodies larger than this many bytes are discarded and flagged ``HTTPRequest/isBodyTooLarge``.
+        /// A request declaring a larger body (`Content-Length`) is answered `413` through
+        /// ``transportError`` before its body is sent, and its connection closed; a chunked body that
+        /// grows larger is read, discarded and flagged ``HTTPRequest/isBodyTooLarge``.
         public var maximumBodySize: Int
         /// Seconds after which an idle connection is closed (0: never).
         public var connectionTimeout: Int

@@ -171,6 +171,7 @@ public final class PerimeterServer: Sendable {
     static let transportProblem: @Sendable (Int, String, String) -> HTTPResponse = { status, detail, path in
         let problem = switch status {
         case 400: Problem(400, "bad-framing", title: "Malformed request", detail: detail)
+        case 413: Problem(413, "body-too-large", title: "Request body too large", detail: detail)
         case 503: Problem(503, "stopping", title: "Service stopping", detail: detail)
         default: Problem(status, "transport", title: "Request refused", detail: detail)
         }
