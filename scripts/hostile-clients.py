@@ -19,6 +19,7 @@ import os
 import re
 import resource
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -358,6 +359,7 @@ def main():
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 process.kill()
+            shutil.rmtree(os.path.dirname(process.args[3]), ignore_errors=True)
     print(f"hostile-clients: {len(results)} lines, {len(failures)} failed, {time.monotonic() - started:.0f} s", flush=True)
     return 1 if failures else 0
 
