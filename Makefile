@@ -8,6 +8,8 @@
 #   make build   release build of the `perimeter` command
 #   make bench   benchmarks vs Shapely, PostGIS and the C yardstick (results under bench/results/)
 #   make bench-smoke  every benchmark on a tiny workload, in seconds (CI)
+#   make hostile  hostile clients against a real `perimeter serve` (bad framing, slowloris, connection
+#                floods, stalled event streams): healthy and bounded throughout, about a minute (CI)
 #
 # Every target that builds runs `deps` first: on a fresh machine it installs, otherwise it prints one line.
 
@@ -18,7 +20,7 @@ BIN := .build/release/perimeter
 # The tests and benchmarks find the project's Python tools (schemathesis, Shapely) here first.
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke clean
+.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke hostile clean
 
 deps:
 	@scripts/deps.sh
@@ -57,6 +59,11 @@ bench-smoke: deps
 	$(SWIFT) build -c release --product perimeter-bench
 	$(SWIFT) build -c release --product perimeter
 	$$(command -v taskset >/dev/null && echo taskset -c $$(( $$(nproc) > 1 ? 1 : 0 ))) .build/release/perimeter-bench --smoke --core $$(( $$(nproc) > 1 ? 1 : 0 ))
+
+# docs/reliability.md, "Hostile clients": Python 3's standard library only.
+hostile: deps
+	$(SWIFT) build --product perimeter
+	/usr/bin/python3 scripts/hostile-clients.py --binary .build/debug/perimeter
 
 clean:
 	rm -rf .build out

@@ -95,9 +95,11 @@ public struct FanoutBench: Sendable {
         }
         remove()
         defer { remove() }
-        let server = try PerimeterServer(configuration: ServerConfiguration(
-            databasePath: path, address: "127.0.0.1", port: 0, threads: 4,
-            api: APIConfiguration(heartbeatInterval: 15), drainTimeout: 2))
+        var configuration = ServerConfiguration(databasePath: path, address: "127.0.0.1", port: 0, threads: 4,
+                                                api: APIConfiguration(heartbeatInterval: 15), drainTimeout: 2)
+        // Every client of the benchmark comes from 127.0.0.1: no per-address limit.
+        configuration.maximumConnectionsPerAddress = 0
+        let server = try PerimeterServer(configuration: configuration)
         defer { server.stop() }
         _ = try server.api.importFeatures(Array(Self.fence.utf8))
 

@@ -33,6 +33,18 @@ struct ServeCommand {
       --max-batch N          Most updates per POST /v1/locations (default 10000).
       --rate-limit N         Requests per second per token (default: unlimited); --burst N (default 100).
       --heartbeat SECONDS    SSE heartbeat interval (default 15).
+      --max-connections N    Most connections open at once, streams included (default 4096); more wait.
+      --max-connections-per-address N
+                             Most connections open at once from one client address (default 256; 0: no
+                             limit); more are closed at once, so one client cannot starve the others.
+      --request-deadline SECONDS
+                             Time a connection has to send a whole request, head and body, from its opening
+                             or its previous answer (default 30; 0: none); slower senders are disconnected.
+      --stream-buffer BYTES  Unsent bytes an event-stream client may fall behind before it is disconnected
+                             (default 8388608); it resumes with Last-Event-ID.
+      --stream-buffer-total BYTES
+                             Unsent bytes all event-stream clients together may fall behind (default
+                             268435456; 0: no limit); past it the clients furthest behind are disconnected.
       --commit-interval MS   Group commit: commit every MS milliseconds (and every 10,000 updates) instead
                              of once per request; a crash loses at most that interval (default: off).
       --allow-private-webhooks
@@ -83,6 +95,13 @@ struct ServeCommand {
         configuration.api.rateLimit = try args.number("rate-limit", in: 0.001...1e9)
         if let burst = try args.number("burst", in: 1...1e9) { configuration.api.rateBurst = burst }
         if let beat = try args.number("heartbeat", in: 0.1...3600) { configuration.api.heartbeatInterval = beat }
+        if let count = try args.number("max-connections", in: 1...1_000_000) { configuration.maximumConnections = Int(count) }
+        if let count = try args.number("max-connections-per-address", in: 0...1_000_000) {
+            configuration.maximumConnectionsPerAddress = Int(count)
+        }
+        if let seconds = try args.number("request-deadline", in: 0...86_400) { configuration.requestDeadline = seconds }
+        if let bytes = try args.number("stream-buffer", in: 1024...1e10) { configuration.streamBufferLimit = Int(bytes) }
+        if let bytes = try args.number("stream-buffer-total", in: 0...1e12) { configuration.maximumBufferedStreamBytes = Int(bytes) }
         if let milliseconds = try args.number("commit-interval", in: 1...60_000) {
             configuration.commitInterval = milliseconds / 1000
         }

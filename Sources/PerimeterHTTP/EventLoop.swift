@@ -20,6 +20,10 @@ final class EventLoop: @unchecked Sendable {
     // @unchecked: `daemon` is driven by this loop's thread only, until `join()` returned; the
     // descriptors are immutable; `stopping` is atomic and `owner` behind a mutex.
     let daemon: CHandle
+    /// The daemon's connection list for the guard's limits (freed by the server after the daemon stopped).
+    let connections: CPointer<perimeter_mhd_loop_state>
+    /// Streams to cut (their client fell too far behind), taken by the loop's thread after each run.
+    private let aborts = Mutex<[HTTPStream]>([])
     private let loop: Int32
     private let wake: Int32
     private let stopping = Atomic<Bool>(false)
@@ -30,7 +34,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Opens the wait set of `daemon`.
     /// - Returns: `nil` when the descriptors cannot be created (out of descriptors).
-    init?(daemon: OpaquePointer) {
+    init?(daemon: OpaquePointer, connections: UnsafeMutablePointer<perimeter_mhd_loop_state>) {
         let wake = perimeter_wake_open()
         guard wake >= 0 else { return nil }
         let loop = perimeter_mhd_loop_open(daemon, wake)
@@ -39,6 +43,7 @@ final class EventLoop: @unchecked Sendable {
             return nil
         }
         self.daemon = CHandle(pointer: daemon)
+        self.connections = CPointer(pointer: connections)
         self.loop = loop
         self.wake = wake
     }
@@ -63,8 +68,25 @@ final class EventLoop: @unchecked Sendable {
             wakePending.store(false, ordering: .sequentiallyConsistent)
             repeat {
                 _ = MHD_run(daemon.pointer)
+                cutAbortedStreams()
             } while afterEachRound?() == true
+            perimeter_mhd_enforce_deadlines(connections.pointer)
         }
+    }
+
+    /// Cuts `stream`'s connection on the loop's thread (soon: the loop is woken).
+    func abort(_ stream: HTTPStream) {
+        aborts.withLock { $0.append(stream) }
+        if isLoopThread { return }
+        wakeUp()
+    }
+
+    private func cutAbortedStreams() {
+        let streams = aborts.withLock { list -> [HTTPStream] in
+            defer { list.removeAll() }
+            return list
+        }
+        for stream in streams { stream.cutOnLoopThread() }
     }
 
     /// Makes the loop's current or next wait return at once; nothing to do on the loop's own thread,
@@ -106,6 +128,9 @@ struct LoopConnection: Sendable {
     /// Stops libmicrohttpd from working on the connection until ``resume()``. Call on the loop's thread,
     /// from a libmicrohttpd callback.
     func suspend() { MHD_suspend_connection(connection.pointer) }
+
+    /// Closes the connection of `stream` on the loop's thread.
+    func abort(_ stream: HTTPStream) { loop?.abort(stream) }
 
     /// Lets libmicrohttpd work on the connection again, and wakes its loop to do so.
     func resume() {

@@ -32,6 +32,29 @@ extension HTTPServer {
         guard let raw = contextSlot.pointee else {
             contextSlot.pointee = Unmanaged.passRetained(RequestContext()).toOpaque()
             server.state.withLock { $0.inFlight += 1 }
+            // The head is read: refuse framing that a proxy could read differently, before any body.
+            let problem = perimeter_mhd_framing_problem(connection)
+            guard problem == 0 else {
+                let detail = switch problem {
+                case 1: "the request carries Content-Length headers with different values; send exactly one"
+                case 2: "the request's Content-Length is not a decimal number of bytes"
+                default: "the request carries both Content-Length and Transfer-Encoding; send one of them"
+                }
+                perimeter_mhd_request_arrived(connection)
+                var response = server.configuration.transportError(400, detail, url.map { String(cString: $0) } ?? "/")
+                response.headers.append(("Connection", "close"))
+                return server.queue(response, on: connection)
+            }
+            // A declared body over the limit is refused before it is sent, not read and discarded.
+            let declared = perimeter_mhd_declared_length(connection)
+            if declared > Int64(server.configuration.maximumBodySize) {
+                perimeter_mhd_request_arrived(connection)
+                var response = server.configuration.transportError(
+                    413, "the body of \(declared) bytes exceeds \(server.configuration.maximumBodySize) bytes; split it into smaller requests",
+                    url.map { String(cString: $0) } ?? "/")
+                response.headers.append(("Connection", "close"))
+                return server.queue(response, on: connection)
+            }
             return .YES
         }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
@@ -55,6 +78,7 @@ extension HTTPServer {
         if let pending = context.responder {
             responder = pending
         } else {
+            perimeter_mhd_request_arrived(connection)
             let request = server.makeRequest(connection, url: url, method: method, context: context)
             responder = HTTPResponder(connection: server.loopConnection(connection))
             context.responder = responder
@@ -76,7 +100,9 @@ extension HTTPServer {
     }
 
     /// libmicrohttpd's completion callback: releases the request context.
-    static let completedHandler: MHD_RequestCompletedCallback = { cls, _, contextSlot, _ in
+    static let completedHandler: MHD_RequestCompletedCallback = { cls, connection, contextSlot, _ in
+        // The next request's deadline starts now.
+        if let connection { perimeter_mhd_request_completed(connection) }
         guard let cls, let contextSlot, let raw = contextSlot.pointee else { return }
         Unmanaged<RequestContext>.fromOpaque(raw).release()
         contextSlot.pointee = nil

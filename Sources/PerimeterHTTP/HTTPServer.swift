@@ -43,6 +43,11 @@ public final class HTTPServer: Sendable {
 
     /// The configuration the server was started with.
     public let configuration: Configuration
+    /// What the server's event streams may hold unsent together
+    /// (``Configuration/maximumBufferedStreamBytes``): give it to each ``HTTPStream``.
+    public let streamBudget: HTTPStreamBudget
+    /// The limits the loops' daemons share (freed once they stopped).
+    let guardHandle: CPointer<perimeter_mhd_guard>
     /// The port actually bound (the configured one, or the one the system chose for port 0).
     public var port: UInt16 { state.withLock { $0.port } }
     let handler: ResponderHandler
@@ -69,33 +74,49 @@ public final class HTTPServer: Sendable {
                 afterEachRound: (@Sendable () -> Bool)? = nil) throws(HTTPServerError) {
         self.configuration = configuration
         self.handler = responder
+        self.streamBudget = HTTPStreamBudget(limit: configuration.maximumBufferedStreamBytes)
+        let deadline = configuration.requestDeadline > 0 ? UInt64((configuration.requestDeadline * 1000).rounded(.up)) : 0
+        guard let guardPointer = perimeter_mhd_guard_new(UInt32(clamping: max(0, configuration.maximumConnectionsPerAddress)),
+                                                         deadline) else {
+            throw HTTPServerError("cannot start the server: out of memory")
+        }
+        self.guardHandle = CPointer(pointer: guardPointer)
         let failure = HTTPServerError(
             "cannot listen on \(configuration.address) port \(configuration.port): the address must be an IPv4 or IPv6 literal, the port free and permitted")
         // One listening socket, shared by the loops' daemons: binding it is where a port in use fails.
         let listenSocket = perimeter_listen_socket(configuration.address, configuration.port)
-        guard listenSocket >= 0 else { throw failure }
+        guard listenSocket >= 0 else {
+            perimeter_mhd_guard_free(guardPointer)
+            throw failure
+        }
         let port = perimeter_socket_port(listenSocket)
         let context = Unmanaged.passUnretained(self).toOpaque()
         let count = max(1, configuration.threads)
         let limit = max(1, Self.connectionLimit(configuration) / count)
         var loops: [EventLoop] = []
         for _ in 0..<count {
-            let daemon = perimeter_mhd_start_loop(
-                listenSocket, UInt32(max(0, configuration.connectionTimeout)), UInt32(limit),
-                max(4 << 10, configuration.connectionMemory),
-                Self.rawPathAccessHandler, context, Self.completedHandler, context)
-            guard let daemon, let loop = EventLoop(daemon: daemon) else {
+            let connections = perimeter_mhd_loop_state_new(guardPointer)
+            let daemon = connections.flatMap { connections in
+                perimeter_mhd_start_loop(
+                    listenSocket, UInt32(max(0, configuration.connectionTimeout)), UInt32(limit),
+                    max(4 << 10, configuration.connectionMemory),
+                    Self.rawPathAccessHandler, context, Self.completedHandler, context, connections)
+            }
+            guard let daemon, let connections, let loop = EventLoop(daemon: daemon, connections: connections) else {
                 // Quiesced first, so that no daemon closes the shared socket.
                 if let daemon {
                     _ = MHD_quiesce_daemon(daemon)
                     MHD_stop_daemon(daemon)
                 }
+                perimeter_mhd_loop_state_free(connections)
                 for loop in loops {
                     loop.discard()
                     _ = MHD_quiesce_daemon(loop.daemon.pointer)
                     MHD_stop_daemon(loop.daemon.pointer)
+                    perimeter_mhd_loop_state_free(loop.connections.pointer)
                 }
                 close(listenSocket)
+                perimeter_mhd_guard_free(guardPointer)
                 throw failure
             }
             loops.append(loop)
@@ -114,6 +135,18 @@ public final class HTTPServer: Sendable {
 
     /// Whether the server still accepts connections.
     public var isRunning: Bool { state.withLock { !$0.loops.isEmpty && !$0.quiesced } }
+
+    /// Connections refused because their client address had
+    /// ``Configuration/maximumConnectionsPerAddress`` open, and connections closed because their request
+    /// missed ``Configuration/requestDeadline``, since the start.
+    public var refusals: (perAddress: UInt64, pastDeadline: UInt64) {
+        state.withLock { s -> (UInt64, UInt64) in
+            guard !s.loops.isEmpty else { return (0, 0) }
+            var refused: UInt64 = 0, late: UInt64 = 0
+            perimeter_mhd_guard_counters(guardHandle.pointer, &refused, &late)
+            return (refused, late)
+        }
+    }
 
     /// Requests being handled right now (streams included).
     public var inFlightRequests: Int { state.withLock { $0.inFlight } }
@@ -144,8 +177,7 @@ public final class HTTPServer: Sendable {
         // Connections still suspended must be resumed before the daemon stops (libmicrohttpd's rule).
         for stream in state.withLock({ Array($0.streams.values) }) { stream.finish() }
         for responder in state.withLock({ Array($0.waiting.values) }) {
-            responder.respond(HTTPResponse(status: 503, contentType: "text/plain",
-                                           bytes: Array("the server stopped before this request was answered\n".utf8)))
+            responder.respond(configuration.transportError(503, "the server stopped before this request was answered", ""))
         }
         if state.withLock({ !$0.waiting.isEmpty }) {
             // Let the loops send those answers (the connections were resumed just now).
@@ -156,10 +188,13 @@ public final class HTTPServer: Sendable {
             defer { s.loops = []; s.listenSocket = -1 }
             return (s.loops, s.listenSocket)
         }
+        let guardHandle = self.guardHandle
         let teardown: @Sendable () -> Void = {
             for loop in loops { loop.join() }
             for loop in loops { MHD_stop_daemon(loop.daemon.pointer) }
+            for loop in loops { perimeter_mhd_loop_state_free(loop.connections.pointer) }
             if socket >= 0 { close(socket) }
+            if !loops.isEmpty { perimeter_mhd_guard_free(guardHandle.pointer) }
         }
         if loops.contains(where: \.isLoopThread) {
             // Stopped from one of the loops (a handler, or the server's last reference dropped there):

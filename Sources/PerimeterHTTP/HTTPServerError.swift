@@ -15,3 +15,8 @@ public struct HTTPServerError: Error, Hashable, Sendable, CustomStringConvertibl
 struct CHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 }
+
+/// A typed C pointer crossing threads; the owner says which thread may use it when.
+struct CPointer<Pointee>: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Pointee>
+}

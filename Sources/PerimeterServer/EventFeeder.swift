@@ -4,8 +4,8 @@ import PerimeterService
 /// Hands the service's logged events to the event hub and the metrics on a thread of its own, in log
 /// order, a few at a time.
 ///
-/// The service calls ``append(_:)`` (its event sink) with every call's events while it holds its lock:
-/// appending is a queue push. The feeder thread wakes when the queue was empty, lets events gather for
+/// The service calls ``append(_:)`` (its event sink, set `whenStored`) with the events of every commit
+/// once it succeeded, while it holds its lock: appending is a queue push. The feeder thread wakes when the queue was empty, lets events gather for
 /// ``coalescing`` seconds, then publishes everything queued. Under load that is one thread wake-up per
 /// interval instead of one per event (a task resumed for every event of a stream cost a wake-up and a
 /// context switch each); an SSE client sees an event at most that much later.

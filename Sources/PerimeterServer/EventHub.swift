@@ -26,7 +26,12 @@ public final class EventHub: Sendable {
         let stream: HTTPStream
         let filter: EventFilter
         var catchingUp: Bool
-        var pending: [GeofencingEvent] = []
+        /// Whether a replay step runs now (one at a time per client).
+        var replaying = false
+        /// Whether the stream drained while a step ran: the step then runs again.
+        var replayAgain = false
+        /// Events read from the store and not yet written (only touched by the replay step running).
+        var replayPage: ArraySlice<GeofencingEvent> = []
         var lastSent: Int64
 
         init(stream: HTTPStream, filter: EventFilter, catchingUp: Bool, lastSent: Int64) {
@@ -56,6 +61,8 @@ public final class EventHub: Sendable {
     }
 
     let state = Mutex(State())
+    /// How far behind one client may fall, and the budget all clients share (``setStreamLimits(perClient:shared:)``).
+    let streamLimits = Mutex<(perClient: Int, shared: HTTPStreamBudget?)>((8 << 20, nil))
     let service: GeofencingService
     let metrics: Metrics
     /// Least time in seconds between two `location` messages of one device.
@@ -71,6 +78,18 @@ public final class EventHub: Sendable {
     /// Connected clients.
     public var clientCount: Int { state.withLock { $0.subscribers.count } }
 
+    /// Sets the unsent bytes one client may have before it is cut (8 MiB by default) and the budget
+    /// that all clients' unsent bytes share (none by default); for streams opened from now on.
+    public func setStreamLimits(perClient: Int, shared: HTTPStreamBudget?) {
+        streamLimits.withLock { $0 = (max(1, perClient), shared) }
+    }
+
+    /// A stream for a new client, with the hub's limits.
+    public func makeStream() -> HTTPStream {
+        let limits = streamLimits.withLock { $0 }
+        return HTTPStream(bufferLimit: limits.perClient, budget: limits.shared)
+    }
+
     /// Sends a live event to every matching client (called in sequence order by one feeder).
     /// - Complexity: O(clients); the frame is encoded at most once with the fence's properties and once
     ///   without, and not at all without clients that want it.
@@ -80,10 +99,8 @@ public final class EventHub: Sendable {
             var frames = Frames(logged)
             var gone: [Int] = []
             for (id, subscriber) in s.subscribers {
-                if subscriber.catchingUp {
-                    subscriber.pending.append(logged)
-                    continue
-                }
+                // A client replaying the log reads this event from the store when it gets there.
+                if subscriber.catchingUp { continue }
                 guard logged.sequence > subscriber.lastSent else { continue }
                 subscriber.lastSent = logged.sequence
                 if subscriber.filter.matches(logged),
@@ -128,6 +145,13 @@ public final class EventHub: Sendable {
     }
 
     /// Registers `stream`; with `after`, first replays the logged events after that sequence.
+    ///
+    /// The replay is paced by the client: it writes up to half the stream's buffer limit, then the
+    /// next part each time the client has taken everything (``HTTPStream/onDrain(_:)``), so a client
+    /// resuming far back costs a bounded buffer, not the whole backlog at once. It reads the store
+    /// until it holds nothing newer than the last event published, and switches to live events under
+    /// the hub's lock: events are published only once stored (the service's sink `whenStored`), so
+    /// none falls between the replay and the live events, and none comes twice.
     /// - Throws: ``GeofencingError`` when the log cannot be read (the stream is then not registered).
     public func subscribe(_ stream: HTTPStream, filter: EventFilter, after: Int64?) throws(GeofencingError) {
         _ = stream.write(Array("retry: 2000\n: connected\n\n".utf8))
@@ -137,40 +161,102 @@ public final class EventHub: Sendable {
             s.subscribers[s.nextID] = subscriber
             if filter.locations { s.locationSubscribers += 1 }
             if s.closed { stream.finish() }
+            if after == nil { subscriber.lastSent = s.lastPublished }
             return s.nextID
         }
         metrics.adjustStreamClients(by: 1)
         stream.onClose { [metrics] in metrics.adjustStreamClients(by: -1) }
-        guard var cursor = after else { return }
+        guard after != nil else { return }
+        stream.onDrain { [weak self] in self?.replay(id) }
         do {
-            // Waits for any call that already logged events to finish its commit, so the store holds
-            // everything published so far.
-            try service.flush()
-            while true {
-                let page = try service.loggedEvents(after: cursor, limit: 500)
-                for logged in page {
-                    if filter.matches(logged) {
-                        _ = stream.write(Self.frame(logged, properties: filter.properties))
-                    }
-                    cursor = logged.sequence
-                }
-                if page.count < 500 { break }
-            }
+            try replayStep(id, subscriber)
         } catch {
+            stream.onDrain(nil)
             state.withLock { Self.remove(id, from: &$0) }
             throw error
         }
-        state.withLock { s in
-            guard s.subscribers[id] != nil else { return }
-            for logged in subscriber.pending where logged.sequence > cursor {
-                cursor = logged.sequence
-                if filter.matches(logged) {
-                    _ = stream.write(Self.frame(logged, properties: filter.properties))
-                }
+    }
+
+    /// The replay step of client `id` when its stream drained (a read failure ends its stream).
+    func replay(_ id: Int) {
+        guard let subscriber = state.withLock({ $0.subscribers[id] }) else { return }
+        do {
+            try replayStep(id, subscriber)
+        } catch {
+            subscriber.stream.finish()
+            state.withLock { Self.remove(id, from: &$0) }
+        }
+    }
+
+    /// Writes logged events after the client's position until its buffer holds half its limit (the
+    /// rest when it drains), or switches it to live events once the store has nothing newer than the
+    /// last event published.
+    func replayStep(_ id: Int, _ subscriber: Subscriber) throws(GeofencingError) {
+        let start = state.withLock { s -> Bool in
+            guard s.subscribers[id] != nil, subscriber.catchingUp else { return false }
+            guard !subscriber.replaying else {
+                subscriber.replayAgain = true  // the running step goes on: a drain must not be lost
+                return false
             }
-            subscriber.pending = []
-            subscriber.catchingUp = false
-            subscriber.lastSent = cursor
+            subscriber.replaying = true
+            return true
+        }
+        guard start else { return }
+        while true {
+            do {
+                try replayPart(subscriber)
+            } catch {
+                state.withLock { _ in
+                    subscriber.replaying = false
+                    subscriber.replayAgain = false
+                }
+                throw error
+            }
+            let again = state.withLock { _ -> Bool in
+                if subscriber.replayAgain, subscriber.catchingUp {
+                    subscriber.replayAgain = false
+                    return true
+                }
+                subscriber.replaying = false
+                return false
+            }
+            if !again { return }
+        }
+    }
+
+    /// One part of a replay (see ``replayStep(_:_:)``); only one runs at a time per client.
+    func replayPart(_ subscriber: Subscriber) throws(GeofencingError) {
+        var cursor = state.withLock { _ in subscriber.lastSent }
+        let stream = subscriber.stream, filter = subscriber.filter
+        let target = max(1, stream.bufferLimit / 2)
+        while true {
+            var exhausted = false
+            if subscriber.replayPage.isEmpty {
+                let page = try service.loggedEvents(after: cursor, limit: 256)
+                subscriber.replayPage = page[...]
+                exhausted = page.count < 256
+            }
+            while let logged = subscriber.replayPage.first {
+                if stream.isClosed { return }
+                if stream.unsentByteCount >= target {
+                    state.withLock { _ in subscriber.lastSent = cursor }
+                    return  // the rest when the client has read this
+                }
+                if filter.matches(logged), !stream.write(Self.frame(logged, properties: filter.properties)) { return }
+                cursor = logged.sequence
+                subscriber.replayPage.removeFirst()
+            }
+            guard exhausted else { continue }
+            let live = state.withLock { s -> Bool in
+                subscriber.lastSent = cursor
+                guard s.lastPublished <= cursor else { return false }
+                subscriber.catchingUp = false
+                return true
+            }
+            if live {
+                stream.onDrain(nil)
+                return
+            }
         }
     }
 

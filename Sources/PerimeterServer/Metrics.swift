@@ -24,6 +24,10 @@ public final class Metrics: Sendable {
     }
 
     let state = Mutex(State())
+    /// Reads `perimeter_webhook_deliveries_total` from the stores at scrape time, when set.
+    let webhookDeliveryTotals = Mutex<(@Sendable () -> [String: Int]?)?>(nil)
+    /// Reads the transport's refusals at scrape time, when set (``readConnectionRefusals(from:)``).
+    let connectionRefusals = Mutex<(@Sendable () -> [String: Int])?>(nil)
 
     /// Creates empty metrics.
     public init() {}
@@ -40,6 +44,20 @@ public final class Metrics: Sendable {
     /// Counts one webhook delivery attempt by outcome (`delivered`, `failed`, `expired`, `dead` …).
     public func recordWebhookDelivery(outcome: String) {
         state.withLock { $0.webhookDeliveries[outcome, default: 0] += 1 }
+    }
+
+    /// Makes `perimeter_webhook_deliveries_total` come from `read` at every scrape (counters kept in the
+    /// webhook store survive restarts; counted here they would restart at zero with the process).
+    /// When `read` returns `nil` (the store failed), the counts recorded since the start are shown.
+    public func readWebhookDeliveries(from read: (@Sendable () -> [String: Int]?)?) {
+        webhookDeliveryTotals.withLock { $0 = read }
+    }
+
+    /// Makes `perimeter_http_connections_refused_total{reason}` come from `read` at every scrape:
+    /// connections the transport closed for their client address's limit (`per_address`) or for
+    /// missing the request deadline (`deadline`).
+    public func readConnectionRefusals(from read: (@Sendable () -> [String: Int])?) {
+        connectionRefusals.withLock { $0 = read }
     }
 
     /// Sets the number of webhook deliveries waiting (kept until delivered or expired).
@@ -66,7 +84,8 @@ public final class Metrics: Sendable {
     /// The metrics in the Prometheus text exposition format; `gauges` adds values sampled now
     /// (store size, fences, last sequence).
     public func render(gauges: [(name: String, help: String, value: Double)] = []) -> String {
-        let s = state.withLock { $0 }
+        var s = state.withLock { $0 }
+        if let read = webhookDeliveryTotals.withLock({ $0 }), let totals = read() { s.webhookDeliveries = totals }
         var text = ""
         func family(_ name: String, _ type: String, _ help: String) {
             text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -102,6 +121,11 @@ public final class Metrics: Sendable {
         text += "perimeter_http_request_duration_seconds_bucket{le=\"+Inf\"} \(s.latencyCount)\n"
         text += "perimeter_http_request_duration_seconds_sum \(s.latencySum)\n"
         text += "perimeter_http_request_duration_seconds_count \(s.latencyCount)\n"
+        if let read = connectionRefusals.withLock({ $0 }) {
+            family("perimeter_http_connections_refused_total", "counter",
+                   "Connections closed by the transport: over the per-address limit, or past the request deadline.")
+            labelled("perimeter_http_connections_refused_total", "reason", read())
+        }
         family("perimeter_sse_clients", "gauge", "Connected event-stream clients.")
         text += "perimeter_sse_clients \(s.sseClients)\n"
         for gauge in gauges {

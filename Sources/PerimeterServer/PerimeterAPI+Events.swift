@@ -59,7 +59,7 @@ extension PerimeterAPI {
         let locations = try boolean(request, "locations", default: false)
         let filter = EventFilter(devices: set("device"), fences: set("fence"), groups: set("group"), types: types,
                                  locations: locations, properties: try eventProperties(request))
-        let stream = HTTPStream()
+        let stream = hub.makeStream()
         do throws(GeofencingError) {
             try hub.subscribe(stream, filter: filter, after: after)
         } catch {

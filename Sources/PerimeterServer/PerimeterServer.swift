@@ -96,6 +96,8 @@ public final class PerimeterServer: Sendable {
             sqliteStore?.close()
             throw ServerError("cannot set up webhooks: \(error.message)")
         }
+        let dispatcher = webhooks
+        metrics.readWebhookDeliveries { try? dispatcher.deliveryTotals() }
         var apiConfiguration = configuration.api
         apiConfiguration.maximumBodySize = max(1, apiConfiguration.maximumBodySize)
         let api = PerimeterAPI(service: service, configuration: apiConfiguration, metrics: metrics, storeSize: storeSize,
@@ -110,7 +112,9 @@ public final class PerimeterServer: Sendable {
             }
         }
         self.feeder = feeder
-        service.setEventSink { feeder.append($0) }
+        // Streams show committed events only: with a timed group commit an event logged but not yet
+        // stored could be undone by a crash, and a client must never have seen it.
+        service.setEventSink(whenStored: true) { feeder.append($0) }
         let interval = max(0.05, configuration.api.heartbeatInterval)
         let commitInterval = configuration.commitInterval.map { max(0.001, $0) }
         heartbeat = Mutex(Task.detached(executorPreference: background) {
@@ -128,9 +132,14 @@ public final class PerimeterServer: Sendable {
         })
         do throws(HTTPServerError) {
             http = try HTTPServer(
-                configuration: HTTPServer.Configuration(address: configuration.address, port: configuration.port,
-                                                        threads: configuration.threads,
-                                                        maximumBodySize: apiConfiguration.maximumBodySize),
+                configuration: HTTPServer.Configuration(
+                    address: configuration.address, port: configuration.port, threads: configuration.threads,
+                    maximumBodySize: apiConfiguration.maximumBodySize,
+                    maximumConnections: configuration.maximumConnections,
+                    maximumConnectionsPerAddress: configuration.maximumConnectionsPerAddress,
+                    requestDeadline: configuration.requestDeadline,
+                    maximumBufferedStreamBytes: configuration.maximumBufferedStreamBytes,
+                    transportError: Self.transportProblem),
                 responder: { request, responder in api.handle(request, responder: responder, committer: .caller) },
                 // One commit per round of each event loop answers every location post of the round.
                 afterEachRound: { service.commitWaiting() > 0 })
@@ -143,6 +152,11 @@ public final class PerimeterServer: Sendable {
             background.shutdown()
             throw ServerError(error.message)
         }
+        hub.setStreamLimits(perClient: configuration.streamBufferLimit, shared: http.streamBudget)
+        api.metrics.readConnectionRefusals { [weak http] in
+            let refusals = http?.refusals ?? (perAddress: 0, pastDeadline: 0)
+            return ["per_address": Int(refusals.perAddress), "deadline": Int(refusals.pastDeadline)]
+        }
         // A commit that ends while other loops' answers wait (registered during it) wakes the loops.
         service.onCompletionsWaiting { [weak http] in http?.wakeLoops() }
         do throws(WebhookError) {
@@ -152,6 +166,17 @@ public final class PerimeterServer: Sendable {
             shutDown()
             throw ServerError("cannot start webhook delivery: \(error)")
         }
+    }
+
+    /// The transport's own refusals (bad framing, server stopping) as problem documents.
+    static let transportProblem: @Sendable (Int, String, String) -> HTTPResponse = { status, detail, path in
+        let problem = switch status {
+        case 400: Problem(400, "bad-framing", title: "Malformed request", detail: detail)
+        case 413: Problem(413, "body-too-large", title: "Request body too large", detail: detail)
+        case 503: Problem(503, "stopping", title: "Service stopping", detail: detail)
+        default: Problem(status, "transport", title: "Request refused", detail: detail)
+        }
+        return problem.response(instance: path.isEmpty ? nil : path)
     }
 
     /// Ends the background work and closes the store (after the transport has stopped).

@@ -45,6 +45,21 @@ public struct ServerConfiguration: Sendable {
     /// Extra trusted CAs and the client certificate for `https` webhooks (`perimeter serve
     /// --webhook-ca`, `--webhook-client-cert`, `--webhook-client-key`; docs/webhooks.md).
     public var webhookTLS: WebhookTLS
+    /// Most connections open at once, streams included (`--max-connections`, 4,096); further clients
+    /// wait in the listen backlog.
+    public var maximumConnections = 4096
+    /// Most connections open at once from one client address (`--max-connections-per-address`, 256; 0:
+    /// no limit); more are closed as soon as they are accepted, so one client cannot starve the others.
+    public var maximumConnectionsPerAddress = 256
+    /// Seconds a connection has to send one whole request, head and body, from its opening or its
+    /// previous response (`--request-deadline`, 30; 0: none); a slow sender is cut at the deadline.
+    public var requestDeadline: Double = 30
+    /// Unsent bytes an event-stream client may fall behind before it is disconnected (`--stream-buffer`,
+    /// 8 MiB); it resumes with `Last-Event-ID`.
+    public var streamBufferLimit = 8 << 20
+    /// Unsent bytes all event-stream clients together may fall behind (`--stream-buffer-total`, 256 MiB;
+    /// 0: no limit): past it, a client more than 64 KiB behind is disconnected when it is next written to.
+    public var maximumBufferedStreamBytes = 256 << 20
 
     /// Creates a configuration.
     public init(databasePath: String? = nil, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 2,

@@ -37,8 +37,16 @@ extension GeofencingService {
     /// service's lock — so it must be quick (hand the events to another thread) and must not call the
     /// service. For a server that feeds its event streams from one thread of its own; `nil` removes it.
     /// The sink stays set across ``configure(_:)`` and ``close()``.
-    public func setEventSink(_ sink: (@Sendable ([GeofencingEvent]) -> Void)?) {
-        core.withLock { $0.sink = sink }
+    ///
+    /// With `whenStored`, the sink hears the events only once the commit that stored them succeeded
+    /// (still in log order, still under the lock): what it sees can no longer be taken back by a crash,
+    /// even with a timed group commit (``GeofencingOptions/Durability/everyUpdates(_:)``), at the cost
+    /// of hearing them up to a commit interval later. A server's event stream wants that.
+    public func setEventSink(whenStored: Bool = false, _ sink: (@Sendable ([GeofencingEvent]) -> Void)?) {
+        core.withLock {
+            $0.sink = sink
+            $0.sinkWhenStored = whenStored
+        }
     }
 
     /// Tells the observers, outside the lock.

@@ -77,6 +77,7 @@ public final class GeofencingService: Sendable {
                 fresh.observers = c.observers
                 fresh.streams = c.streams
                 fresh.sink = c.sink
+                fresh.sinkWhenStored = c.sinkWhenStored
                 fresh.nextStreamID = c.nextStreamID
                 try fresh.load(state, options: options)
                 c = fresh
@@ -185,10 +186,11 @@ public final class GeofencingService: Sendable {
             try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> [AsyncStream<GeofencingEvent>.Continuation] in
                 if c.options != nil { try c.commitHoldingLock(store) }
                 let streams = Array(c.streams.values)
-                let observers = c.observers, batch = c.batch, sink = c.sink
+                let observers = c.observers, batch = c.batch, sink = c.sink, whenStored = c.sinkWhenStored
                 c = ServiceCore()
                 c.observers = observers
                 c.sink = sink
+                c.sinkWhenStored = whenStored
                 c.batch = batch
                 return streams
             }

@@ -72,6 +72,8 @@ struct ServiceCore {
     /// Called with each call's newly logged events, in log order, under the lock (see
     /// ``GeofencingService/setEventSink(_:)``).
     var sink: (@Sendable ([GeofencingEvent]) -> Void)?
+    /// Whether ``sink`` hears events once they are committed rather than when they are logged.
+    var sinkWhenStored = false
     /// Live time, per device: the service's clock (seconds since 1970) when its last update arrived, for
     /// the devices heard from within the allowed lateness (older entries are pruned; docs/semantics.md).
     var lastArrivals: [DeviceID: Double] = [:]
@@ -108,7 +110,7 @@ struct ServiceCore {
             output.append(logged)
             for continuation in streams.values { continuation.yield(logged) }
         }
-        sink?(Array(output[first...]))
+        if !sinkWhenStored { sink?(Array(output[first...])) }
     }
 
     // MARK: - Commit
@@ -151,6 +153,7 @@ struct ServiceCore {
     /// Records that `work` is stored.
     mutating func committed(_ work: CommitWork) {
         guard !work.isEmpty else { return }
+        if sinkWhenStored, !work.changes.events.isEmpty { sink?(work.changes.events) }
         commits += 1
         for (device, memberships) in work.presence { committedPresence[device] = memberships }
         committedAcceptedSequence = work.acceptedSequence

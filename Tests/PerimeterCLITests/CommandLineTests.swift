@@ -157,6 +157,19 @@ struct CommandLineTests {
         #expect(missing.error.contains("none.json' does not exist"))
     }
 
+    @Test("serve: the connection and stream limits are flags, explained by --help and checked")
+    func serveLimitFlags() throws {
+        let help = perimeter("serve", "--help")
+        #expect(help.status == 0)
+        for flag in ["--max-connections N", "--max-connections-per-address N", "--request-deadline SECONDS",
+                     "--stream-buffer BYTES", "--stream-buffer-total BYTES"] {
+            #expect(help.output.contains(flag), "\(flag) missing from serve --help")
+        }
+        let bad = perimeter("serve", "--port", "0", "--request-deadline", "-1")
+        #expect(bad.status == 64)
+        #expect(bad.error.contains("request-deadline"), "\(bad.error)")
+    }
+
     @Test("a broken track: one line naming file and line, exit status 65")
     func badTrack() throws {
         let dir = try temporaryDirectory()

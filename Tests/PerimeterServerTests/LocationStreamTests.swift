@@ -110,12 +110,13 @@ struct LocationStreamTests {
         #expect(sent.allSatisfy { $0.device == "sim-van" })
     }
 
-    @Test func aStreamThatIsNotReadFinishesAtItsBufferLimit() {
+    @Test func aStreamThatIsNotReadIsCutAtItsBufferLimit() {
         let stream = HTTPStream(bufferLimit: 100)
         #expect(stream.write(Array(repeating: 65, count: 60)))
-        #expect(!stream.isClosed)
+        #expect(!stream.isClosed && !stream.wasCut)
         #expect(!stream.write(Array(repeating: 66, count: 60)))
-        #expect(stream.isClosed)
-        #expect(Self.buffered(stream) == String(repeating: "A", count: 60))
+        #expect(stream.isClosed && stream.wasCut)
+        // Dropped, not sent later: a client that stopped reading would never take it.
+        #expect(Self.buffered(stream) == "")
     }
 }

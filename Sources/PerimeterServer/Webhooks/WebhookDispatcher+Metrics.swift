@@ -42,6 +42,22 @@ extension WebhookDispatcher {
         try webhooks().reduce(0) { $0 + $1.backlog + ($1.inFlight == nil ? 0 : 1) }
     }
 
+    /// The server-wide `perimeter_webhook_deliveries_total{outcome}`, read from the stored per-webhook
+    /// counters (so it survives restarts): `delivered`, `failed` (every failed attempt, those that ended
+    /// in a dead letter included) and `dead` (events dead-lettered), each always present. A deleted
+    /// webhook's counts leave with it.
+    /// - Complexity: O(webhooks) store reads.
+    public func deliveryTotals() throws(WebhookError) -> [String: Int] {
+        var totals = [WebhookDeliveryOutcome.delivered.rawValue: 0, WebhookDeliveryOutcome.failed.rawValue: 0,
+                      WebhookDeliveryOutcome.dead.rawValue: 0]
+        for status in try webhooks() {
+            totals[WebhookDeliveryOutcome.delivered.rawValue, default: 0] += Int(status.counters.delivered)
+            totals[WebhookDeliveryOutcome.failed.rawValue, default: 0] += Int(status.counters.failedAttempts)
+            totals[WebhookDeliveryOutcome.dead.rawValue, default: 0] += Int(status.counters.deadLettered)
+        }
+        return totals
+    }
+
     /// Escapes a Prometheus label value.
     static func label(_ value: String) -> String {
         var out = ""
