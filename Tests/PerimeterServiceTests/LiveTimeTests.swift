@@ -139,6 +139,32 @@ struct LiveTimeTests {
         #expect(rest == engine.advance(to: clock.now().addingTimeInterval(-5)))
     }
 
+    @Test("the clock fires option timers without a fix too: a debounced entry, a staleness exit, a reorder release")
+    func optionTimersOnTheClock() throws {
+        let clock = ManualClock(date(Self.t0))
+        let service = GeofencingService(clock: clock, tickInterval: nil)
+        try service.configure(GeofencingOptions(defaultDwellTime: nil, allowedLateness: 5,
+                                                detectionOptions: DetectionOptions(entryDelay: 10, staleAfter: 60, exitOnStale: true),
+                                                reorderWindow: 20))
+        try service.addFeature(circle("yard", latitude: 46.95, longitude: 7.44, radius: 200))
+        // Buffered by the reorder window: nothing until the clock releases it at +20, once +20 + 5 s
+        // lateness has passed; its entry's 10 s confirmation (due +10) is then already due as well.
+        #expect(try service.process(Self.at("van", 0)).isEmpty)
+        clock.advance(by: 24)
+        #expect(try service.tick().isEmpty)
+        clock.advance(by: 2)
+        let entry = try service.tick()
+        #expect(entry.map(\.event.kind) == [.entry])
+        #expect(entry.first?.event.time == date(Self.t0))
+        clock.advance(by: 38)  // +64: silent since +0, stale at +60; not before +65
+        #expect(try service.tick().isEmpty)
+        clock.advance(by: 1.5)
+        let stale = try service.tick()
+        #expect(stale.map(\.event.kind) == [.exit])
+        #expect(stale.first?.event.reason == .timeout)
+        #expect(service.timeStatistics.clockEvents == 2)
+    }
+
     @Test("a simulated device keeps its own clock: far-future times accepted, nobody else moved")
     func simulatedDevicesRunOnTheirOwnClock() throws {
         let (service, _) = try Self.live()
