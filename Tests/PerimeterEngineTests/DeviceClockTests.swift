@@ -77,8 +77,8 @@ struct DeviceClockTests {
     @Test("held devices keep their timers until an advance that does not hold them")
     func holdingKeepsTimers() {
         var engine = DetectionEngine(fences: [square("a", lat: 0, lon: 0, dwell: 10)])
-        engine.process(update("x", 0, 0.5, 0.5))
-        engine.process(update("y", 0, 0.5, 0.5))
+        _ = engine.process(update("x", 0, 0.5, 0.5))
+        _ = engine.process(update("y", 0, 0.5, 0.5))
         var events: [GeofenceEvent] = []
         engine.advance(to: Date(timeIntervalSince1970: 20), holding: ["y"], into: &events)
         #expect(summaryWithDevice(events) == ["dwell x a @10"])
@@ -90,7 +90,7 @@ struct DeviceClockTests {
     @Test("forget: exits with reason reset on request, no timer fires later, the next update is a new device")
     func forget() {
         var engine = DetectionEngine(fences: [square("a", lat: 0, lon: 0, dwell: 10), square("b", lat: 0, lon: 0.5, dwell: 10)])
-        engine.process(update("x", 0, 0.5, 0.7))
+        _ = engine.process(update("x", 0, 0.5, 0.7))
         var events: [GeofenceEvent] = []
         #expect(engine.forget("x", exitsAt: Date(timeIntervalSince1970: 5), into: &events))
         #expect(summaryWithDevice(events) == ["exit x a @5", "exit x b @5"])
