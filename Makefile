@@ -8,6 +8,8 @@
 #   make build   release build of the `perimeter` command
 #   make bench   benchmarks vs Shapely, PostGIS and the C yardstick (results under bench/results/)
 #   make bench-smoke  every benchmark on a tiny workload, in seconds (CI)
+#   make fuzz SECONDS=N  build every libFuzzer target of Fuzz/ and run each for N seconds
+#   make test-asan / make test-tsan  the tests under AddressSanitizer / ThreadSanitizer (TEST_ARGS filters)
 #
 # Every target that builds runs `deps` first: on a fresh machine it installs, otherwise it prints one line.
 
@@ -18,7 +20,7 @@ BIN := .build/release/perimeter
 # The tests and benchmarks find the project's Python tools (schemathesis, Shapely) here first.
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke clean
+.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke clean fuzz test-asan test-tsan
 
 deps:
 	@scripts/deps.sh
@@ -58,5 +60,21 @@ bench-smoke: deps
 	$(SWIFT) build -c release --product perimeter
 	$$(command -v taskset >/dev/null && echo taskset -c $$(( $$(nproc) > 1 ? 1 : 0 ))) .build/release/perimeter-bench --smoke --core $$(( $$(nproc) > 1 ? 1 : 0 ))
 
+# Fuzzing and sanitizers (docs/reliability.md): own scratch folders, so the normal build is untouched.
+SECONDS ?= 60
+fuzz: deps
+	Fuzz/fuzz.sh build
+	Fuzz/fuzz.sh run $(SECONDS)
+
+# e.g. `make test-tsan TEST_ARGS="--filter PerimeterServiceTests"`; suppressions: scripts/sanitizers/.
+test-asan: deps
+	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address
+	$(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address $(TEST_ARGS)
+
+test-tsan: deps
+	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/scripts/sanitizers/tsan.supp" \
+		$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread $(TEST_ARGS)
+
 clean:
-	rm -rf .build out
+	rm -rf .build out .build-fuzz .build-asan .build-tsan
