@@ -48,8 +48,8 @@ build() {
 
 # Small fixtures as seeds (the formats' real-world shapes); tracks get the format byte their target reads.
 gather_seeds() {
-    local fixtures=${PERIMETER_FIXTURES:-../shared/fixtures} seeds=$OUT/seeds file
-    rm -rf "$seeds"; mkdir -p "$seeds"/{geojson,tracks}
+    local fixtures=${PERIMETER_FIXTURES:-../shared/fixtures} file
+    mkdir -p "$seeds"/{geojson,tracks}
     [[ -d $fixtures ]] || return 0
     while IFS= read -r file; do cp "$file" "$seeds/geojson/$(basename "$file")"; done \
         < <(find "$fixtures" -type f \( -name '*.geojson' -o -name '*.json' \) -size -8k)
@@ -65,24 +65,27 @@ gather_seeds() {
 run() {
     local seconds=${1:?usage: fuzz.sh run SECONDS [target...]}; shift
     local targets=("${@:-${TARGETS[@]}}") target log executions crashes failed=0
+    # Seeds of this run only, so that runs of different targets may go on side by side.
+    seeds=$OUT/seeds.$$
+    trap 'rm -rf "$seeds"' EXIT
     gather_seeds
     mkdir -p "$OUT/artifacts" "$OUT/logs"
     for target in "${targets[@]}"; do
         mkdir -p "$OUT/corpus/$target"
         log="$OUT/logs/$target.log"
-        local seeds=("Fuzz/corpus/$target")
-        [[ -d $OUT/seeds/$target ]] && seeds+=("$OUT/seeds/$target")
+        local inputs=("Fuzz/corpus/$target")
+        [[ -d $seeds/$target ]] && inputs+=("$seeds/$target")
         # -max_len bounds the inputs libFuzzer makes up (the seeds may be longer); leaks are checked
         # at exit only; -rss_limit_mb stays under what a shared 2-core machine can give.
         local leaks=1
-        [[ $target == api ]] && leaks=0  # see Fuzz/api.swift
+        [[ $target == api || $target == routes ]] && leaks=0  # shared service state; see Fuzz/api.swift
         set +e
         ASAN_OPTIONS="detect_leaks=$leaks${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$OUT/bin/$target" -detect_leaks=$leaks -max_total_time="$seconds" -max_len=4096 -timeout=20 -rss_limit_mb=2048 \
             -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$target-" \
-            "$OUT/corpus/$target" "${seeds[@]}" > "$log" 2>&1
+            "$OUT/corpus/$target" "${inputs[@]}" > "$log" 2>&1
         local status=$?
         set -e
-        executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+        executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
         crashes=0
         if [[ $status != 0 ]]; then
             crashes=1; failed=1
