@@ -10,6 +10,8 @@
 #   make bench-smoke  every benchmark on a tiny workload, in seconds (CI)
 #   make hostile  hostile clients against a real `perimeter serve` (bad framing, slowloris, connection
 #                floods, stalled event streams): healthy and bounded throughout, about a minute (CI)
+#   make fuzz SECONDS=N  build every libFuzzer target of Fuzz/ and run each for N seconds
+#   make test-asan / make test-tsan  the tests under AddressSanitizer / ThreadSanitizer (TEST_ARGS filters)
 #
 # Every target that builds runs `deps` first: on a fresh machine it installs, otherwise it prints one line.
 
@@ -20,7 +22,7 @@ BIN := .build/release/perimeter
 # The tests and benchmarks find the project's Python tools (schemathesis, Shapely) here first.
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke hostile clean
+.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke hostile clean fuzz test-asan test-tsan
 
 deps:
 	@scripts/deps.sh
@@ -65,5 +67,21 @@ hostile: deps
 	$(SWIFT) build --product perimeter
 	/usr/bin/python3 scripts/hostile-clients.py --binary .build/debug/perimeter
 
+# Fuzzing and sanitizers (docs/reliability.md): own scratch folders, so the normal build is untouched.
+SECONDS ?= 60
+fuzz: deps
+	Fuzz/fuzz.sh build
+	Fuzz/fuzz.sh run $(SECONDS)
+
+# e.g. `make test-tsan TEST_ARGS="--filter PerimeterServiceTests"`; suppressions: scripts/sanitizers/.
+test-asan: deps
+	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address
+	$(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address $(TEST_ARGS)
+
+test-tsan: deps
+	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
+	TSAN_OPTIONS="halt_on_error=0 suppressions=$(CURDIR)/scripts/sanitizers/tsan.supp" \
+		$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread $(TEST_ARGS)
+
 clean:
-	rm -rf .build out
+	rm -rf .build out .build-fuzz .build-asan .build-tsan

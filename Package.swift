@@ -95,7 +95,7 @@ let package = Package(
             "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterServerTests", dependencies: [
-            "PerimeterTestSupport", "PerimeterServer", "PerimeterHTTP", "PerimeterService", "PerimeterSQLite",
+            "PerimeterTestSupport", "PerimeterServer", "PerimeterHTTP", "PerimeterService", "PerimeterSQLite", "CSQLite",
             "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterWebhookTests", dependencies: [

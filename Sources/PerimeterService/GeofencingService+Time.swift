@@ -134,8 +134,9 @@ extension GeofencingService {
     static func seconds(_ value: Double) -> String {
         let magnitude = abs(value)
         func format(_ number: Double) -> String {
-            // %.0f, not Int(_:): an update dated 1e300 s ahead must get a message, not a trap.
-            number.rounded() == number || abs(number) >= 100 ? String(format: "%.0f", number) : String(format: "%.1f", number)
+            // Past 1e15 an Int conversion could trap (an update dated 1e300 s); three digits say enough.
+            guard abs(number) < 1e15 else { return String(format: "%.3g", number) }
+            return number.rounded() == number || number >= 100 ? String(Int(number.rounded())) : String(format: "%.1f", number)
         }
         switch magnitude {
         case ..<120: return "\(format(value)) s"

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer targets of Fuzz/ (docs/reliability.md, "Fuzzing").
+#
+#   Fuzz/fuzz.sh build               build the package's libraries with -sanitize=fuzzer,address into
+#                                    .build-fuzz, then one executable per target in .build-fuzz/fuzz/bin
+#   Fuzz/fuzz.sh run SECONDS [T...]  run each target (default: all) for SECONDS; `make fuzz SECONDS=N`
+#
+# How it is built: SwiftPM compiles the library targets (release, with libFuzzer's coverage and ASan,
+# and -enable-testing so a target may `@testable import` an internal type), in its own scratch folder
+# so the normal build is untouched. Each target is then one `swiftc -parse-as-library` over its file
+# (plus Request.swift for the request targets) linked with the libraries' object files.
+#
+# Inputs: the seeds committed in Fuzz/corpus/<target>, plus the small files of ../shared/fixtures
+# gathered at run time when present; what libFuzzer learns goes to .build-fuzz/fuzz/corpus/<target>
+# (kept between runs), crashes to .build-fuzz/fuzz/artifacts. Each run appends one line per target to
+# .build-fuzz/fuzz/runs.tsv (date, target, seconds, executions, crashes). Exit status: non-zero when a
+# target found a crash (its reproducer is printed: `.build-fuzz/fuzz/bin/<target> <file>` replays it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/opt/swift/usr/bin"
+SCRATCH=.build-fuzz
+OUT=$SCRATCH/fuzz
+TARGETS=(geojson rfc3339 tracks locations routes api)
+MODULES=(PerimeterGeometry PerimeterGeoJSON PerimeterIndex PerimeterFences PerimeterEngine PerimeterTracks
+         PerimeterService PerimeterSQLite PerimeterHTTP PerimeterServer)
+SANITIZE=-sanitize=fuzzer,address
+
+build() {
+    swift build -c release --scratch-path "$SCRATCH" -Xswiftc "$SANITIZE" -Xswiftc -enable-testing --target PerimeterServer
+    local lib="$SCRATCH/release" objects=() module
+    for module in "${MODULES[@]}"; do objects+=("$lib/$module.build"/*.o); done
+    mkdir -p "$OUT/bin"
+    local target extra
+    for target in "${TARGETS[@]}"; do
+        extra=()
+        [[ $target == routes || $target == api ]] && extra=(Fuzz/Request.swift)
+        # Skip the link when nothing it reads changed.
+        if [[ -x $OUT/bin/$target && -z $(find "Fuzz/$target.swift" "${extra[@]}" "${objects[@]}" -newer "$OUT/bin/$target" | head -1) ]]; then
+            continue
+        fi
+        echo "fuzz: building $target"
+        swiftc "$SANITIZE" -parse-as-library -O -module-name "Fuzz_$target" \
+            -I "$lib/Modules" -I Sources/CSQLite -I Sources/CMicroHTTPD $(pkg-config --cflags-only-I libmicrohttpd sqlite3 | sed 's/-I/-Xcc -I/g') \
+            "Fuzz/$target.swift" "${extra[@]}" "${objects[@]}" -lsqlite3 -lmicrohttpd -o "$OUT/bin/$target" \
+            2> >(grep -v "Cannot export local symbol '__asan" >&2)  # gold's noise about ASan's local helpers
+    done
+}
+
+# Small fixtures as seeds (the formats' real-world shapes); tracks get the format byte their target reads.
+gather_seeds() {
+    local fixtures=${PERIMETER_FIXTURES:-../shared/fixtures} file
+    mkdir -p "$seeds"/{geojson,tracks}
+    [[ -d $fixtures ]] || return 0
+    while IFS= read -r file; do cp "$file" "$seeds/geojson/$(basename "$file")"; done \
+        < <(find "$fixtures" -type f \( -name '*.geojson' -o -name '*.json' \) -size -8k)
+    local format byte
+    for format in gpx:0 nmea:1 csv:2 ndjson:3 geojson:4; do
+        byte=${format#*:}
+        while IFS= read -r file; do
+            { printf "\\x0$byte"; head -c 8000 "$file"; } > "$seeds/tracks/${format%%:*}-$(basename "$file")"
+        done < <(find "$fixtures/tracks" -type f -name "*.${format%%:*}" -size -64k)
+    done
+}
+
+run() {
+    local seconds=${1:?usage: fuzz.sh run SECONDS [target...]}; shift
+    local targets=("${@:-${TARGETS[@]}}") target log executions crashes failed=0
+    # Seeds of this run only, so that runs of different targets may go on side by side.
+    seeds=$OUT/seeds.$$
+    trap 'rm -rf "$seeds"' EXIT
+    gather_seeds
+    mkdir -p "$OUT/artifacts" "$OUT/logs"
+    for target in "${targets[@]}"; do
+        mkdir -p "$OUT/corpus/$target"
+        log="$OUT/logs/$target.log"
+        local inputs=("Fuzz/corpus/$target")
+        [[ -d $seeds/$target ]] && inputs+=("$seeds/$target")
+        # -max_len bounds the inputs libFuzzer makes up (the seeds may be longer); leaks are checked
+        # at exit only; -rss_limit_mb stays under what a shared 2-core machine can give.
+        local leaks=1
+        [[ $target == api || $target == routes ]] && leaks=0  # shared service state; see Fuzz/api.swift
+        set +e
+        ASAN_OPTIONS="detect_leaks=$leaks${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$OUT/bin/$target" -detect_leaks=$leaks -max_total_time="$seconds" -max_len=4096 -timeout=20 -rss_limit_mb=2048 \
+            -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$target-" \
+            "$OUT/corpus/$target" "${inputs[@]}" > "$log" 2>&1
+        local status=$?
+        set -e
+        executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+        crashes=0
+        if [[ $status != 0 ]]; then
+            crashes=1; failed=1
+            echo "fuzz: $target FAILED (exit $status); log $log:" >&2
+            grep -E 'ERROR|Fatal error|SUMMARY|Test unit written|artifact' "$log" | head -20 >&2
+        fi
+        printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$target" "$seconds" "${executions:-0}" "$crashes" >> "$OUT/runs.tsv"
+        echo "fuzz: $target: ${executions:-0} executions in ${seconds} s, corpus $(ls "$OUT/corpus/$target" | wc -l) inputs"
+    done
+    return $failed
+}
+
+case ${1:-} in
+    build) build ;;
+    run) shift; run "$@" ;;
+    *) echo "usage: Fuzz/fuzz.sh build | run SECONDS [target...]" >&2; exit 2 ;;
+esac
