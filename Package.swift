@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "perimeter", targets: ["perimeter"]),
         .library(name: "PerimeterService", targets: ["PerimeterService"]),
         .library(name: "PerimeterSQLite", targets: ["PerimeterSQLite"]),
+        .library(name: "PerimeterWebhooks", targets: ["PerimeterWebhooks"]),
         .library(name: "PerimeterServer", targets: ["PerimeterServer"]),
         .executable(name: "perimeter-bench", targets: ["perimeter-bench"]),
     ],
@@ -34,7 +35,7 @@ let package = Package(
         // MARK: Composition: command-line parsing and wiring, file I/O.
         .target(name: "PerimeterCLI", dependencies: [
             "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterFences", "PerimeterEngine",
-            "PerimeterTracks", "PerimeterSVG", "PerimeterServer", "PerimeterService",
+            "PerimeterTracks", "PerimeterSVG", "PerimeterServer", "PerimeterService", "PerimeterWebhooks",
         ]),
         .executableTarget(name: "perimeter", dependencies: ["PerimeterCLI"]),
 
@@ -56,15 +57,20 @@ let package = Package(
         .target(name: "PerimeterHTTPClient", dependencies: ["CCurl"]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "PerimeterCrypto", dependencies: ["CCrypto"]),
+        // Webhook delivery (docs/webhooks.md): model, dispatcher, workers, target policy, signing, stores.
+        .target(name: "PerimeterWebhooks", dependencies: [
+            "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService", "PerimeterSQLite", "PerimeterEngine",
+            "PerimeterFences", "PerimeterGeoJSON",
+        ]),
         .target(name: "PerimeterServer", dependencies: [
-            "PerimeterHTTP", "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService", "PerimeterSQLite", "PerimeterEngine",
+            "PerimeterHTTP", "PerimeterCrypto", "PerimeterWebhooks", "PerimeterService", "PerimeterSQLite", "PerimeterEngine",
             "PerimeterFences", "PerimeterGeoJSON", "PerimeterTracks",
         ]),
 
         // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
         .target(name: "PerimeterBenchmarks", dependencies: [
             "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterIndex", "PerimeterFences", "PerimeterEngine",
-            "PerimeterService", "PerimeterSQLite", "PerimeterServer",
+            "PerimeterService", "PerimeterSQLite", "PerimeterWebhooks", "PerimeterServer",
         ], path: "Benchmarks/PerimeterBenchmarks"),
         .executableTarget(name: "perimeter-bench", dependencies: ["PerimeterBenchmarks"], path: "Benchmarks/perimeter-bench"),
 
@@ -95,11 +101,12 @@ let package = Package(
             "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterServerTests", dependencies: [
-            "PerimeterTestSupport", "PerimeterServer", "PerimeterHTTP", "PerimeterService", "PerimeterSQLite", "CSQLite",
+            "PerimeterTestSupport", "PerimeterServer", "PerimeterWebhooks", "PerimeterHTTP", "PerimeterCrypto", "PerimeterService",
+            "PerimeterSQLite", "CSQLite",
             "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterWebhookTests", dependencies: [
-            "PerimeterTestSupport", "PerimeterServer", "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService",
+            "PerimeterTestSupport", "PerimeterWebhooks", "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService",
             "PerimeterSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),

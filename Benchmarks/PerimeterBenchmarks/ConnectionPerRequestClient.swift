@@ -1,5 +1,5 @@
 import Foundation
-import PerimeterServer
+import PerimeterWebhooks
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -301,7 +301,7 @@ public struct HTTPBench: Sendable {
     func measureWithGenerator(_ phase: Phase, server: ServerProcess, prefix: String, threads: Int) -> Result<Sample, BenchFailure> {
         let port = server.port
         let lists = requests(phase, prefix: prefix)
-        let before = counters(port: port)
+        let before = settledCounters(port: port)
         let serverBefore = CPUTime.of(pid: server.pid), clientBefore = CPUTime.ofSelf()
         let outcome = HTTPLoadGenerator.run(port: port, connections: lists, duration: duration, threads: threads, cycle: phase == .trivial)
         let clientCPU = outcome.clientCPU ?? (CPUTime.ofSelf() - clientBefore)
@@ -363,7 +363,7 @@ public struct HTTPBench: Sendable {
         if cores > 1, FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset") {
             arguments = ["/usr/bin/taskset", "-c", "0-\(cores - 1)"] + arguments
         }
-        let before = counters(port: port)
+        let before = settledCounters(port: port)
         let serverBefore = CPUTime.of(pid: server.pid)
         let out = ChildProcess.run(arguments)
         let serverAfter = CPUTime.of(pid: server.pid)
@@ -394,6 +394,20 @@ public struct HTTPBench: Sendable {
     // MARK: - Counters
 
     /// The server's accepted and rejected update counters, from `/metrics`.
+    /// The counters once they stop moving: requests a previous run left in flight (wrk stops without
+    /// waiting for its last answers) may still be committed and counted after it returned, and must not
+    /// be counted against the next run. Polls every 50 ms, for at most 5 s.
+    func settledCounters(port: UInt16) -> (accepted: Int, rejected: Int)? {
+        var last = counters(port: port)
+        for _ in 0..<100 {
+            usleep(50_000)
+            let now = counters(port: port)
+            if let now, let previous = last, now == previous { return now }
+            last = now
+        }
+        return last
+    }
+
     func counters(port: UInt16) -> (accepted: Int, rejected: Int)? {
         guard let (status, body) = HTTPLoadGenerator.fetch(port: port, .init(method: "GET", path: "/metrics")), status == 200 else {
             return nil

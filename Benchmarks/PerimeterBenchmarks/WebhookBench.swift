@@ -1,5 +1,6 @@
 import Foundation
 import PerimeterServer
+import PerimeterWebhooks
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import Foundation
 import PerimeterServer
 import PerimeterService
+import PerimeterWebhooks
 
 /// `perimeter serve`: the REST API, event stream and metrics over HTTP (docs/server.md).
 struct ServeCommand {

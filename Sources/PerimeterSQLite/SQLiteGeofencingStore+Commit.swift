@@ -9,18 +9,14 @@ extension SQLiteGeofencingStore {
     /// - Complexity: O(rows written · log n); statements are prepared once and cached.
     public func commit(_ changes: StoreChanges) throws {
         guard !changes.isEmpty else { return }
-        do {
-            try connection.withLock { connection throws in
-                if !connection.remembers { connection.forget() }
-                do {
-                    try connection.db.inTransaction { try Self.write(changes, into: &connection) }
-                } catch {
-                    connection.forget()
-                    throw error
-                }
+        try owner.withConnection("committing to") { connection throws in
+            if !connection.remembers { connection.forget() }
+            do {
+                try connection.db.inTransaction { try Self.write(changes, into: &connection) }
+            } catch {
+                connection.forget()
+                throw error
             }
-        } catch let error as DatabaseError {
-            throw Self.storeError(error, path: path, while: "committing to")
         }
     }
 

@@ -4,7 +4,7 @@ extension SQLiteGeofencingStore {
     /// Remembered values are only trusted in ``LockingMode/exclusive`` mode, where nobody else can
     /// write the file; in ``LockingMode/shared`` mode they are forgotten before every commit. Any failed
     /// commit forgets them too.
-    struct Connection {
+    struct Connection: DatabaseConnection {
         /// The SQLite connection.
         let db: Database
         /// Whether the remembered values below survive from one commit to the next.

@@ -10,14 +10,10 @@ extension SQLiteGeofencingStore {
     ///
     /// - Complexity: linear in fences, devices and presence rows; O(log n) in the event log.
     public func load() throws -> StoredState {
-        do {
-            return try connection.withLock { connection throws in
-                let state = try Self.load(connection.db)
-                if connection.remembers { connection.lastEventSequence = state.lastEventSequence }
-                return state
-            }
-        } catch let error as DatabaseError {
-            throw Self.storeError(error, path: path, while: "loading")
+        try owner.withConnection("loading") { connection throws in
+            let state = try Self.load(connection.db)
+            if connection.remembers { connection.lastEventSequence = state.lastEventSequence }
+            return state
         }
     }
 
@@ -96,47 +92,43 @@ extension SQLiteGeofencingStore {
     ///
     /// - Complexity: O(log n + limit).
     public func events(after sequence: Int64, limit: Int) throws -> [GeofencingEvent] {
-        do {
-            return try connection.withLock { connection throws in
-                let statement = try connection.db.statement(literal: """
-                    SELECT sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
-                        observed_at, reason, fence_name, grp, properties, message
-                    FROM event WHERE sequence > ? ORDER BY sequence LIMIT ?
-                    """)
-                statement.bind(sequence, at: 1)
-                statement.bind(Int64(max(0, limit)), at: 2)
-                var result: [GeofencingEvent] = []
-                while try statement.step() {
-                    let kindText = statement.string(3)
-                    guard let kind = GeofenceEventKind(rawValue: kindText) else {
-                        throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has an unknown kind \"\(kindText)\"")
-                    }
-                    let reasonText = statement.string(11)
-                    guard let reason = ExitReason(rawValue: reasonText) else {
-                        throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has an unknown exit reason \"\(reasonText)\"")
-                    }
-                    let event = GeofenceEvent(
-                        id: statement.string(1), visitID: statement.string(2), kind: kind,
-                        fence: FenceID(statement.string(4)), device: DeviceID(statement.string(5)),
-                        time: Date(timeIntervalSinceReferenceDate: statement.double(6)),
-                        coordinate: Coordinate(latitude: statement.double(7), longitude: statement.double(8)),
-                        timeInside: statement.optionalDouble(9),
-                        observedAt: Date(timeIntervalSinceReferenceDate: statement.double(10)), reason: reason)
-                    var properties: [String: JSONValue] = [:]
-                    if let text = statement.optionalString(14) {
-                        guard case .object(let object)? = try? JSONParser().parse(text) else {
-                            throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has properties that are not a JSON object: \(text.prefix(80))")
-                        }
-                        properties = object
-                    }
-                    result.append(GeofencingEvent(sequence: statement.int64(0), event: event,
-                                                  fenceName: statement.optionalString(12), group: statement.optionalString(13),
-                                                  properties: properties, message: statement.optionalString(15)))
+        try owner.withConnection("reading events from") { connection throws in
+            let statement = try connection.db.statement(literal: """
+                SELECT sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
+                    observed_at, reason, fence_name, grp, properties, message
+                FROM event WHERE sequence > ? ORDER BY sequence LIMIT ?
+                """)
+            statement.bind(sequence, at: 1)
+            statement.bind(Int64(max(0, limit)), at: 2)
+            var result: [GeofencingEvent] = []
+            while try statement.step() {
+                let kindText = statement.string(3)
+                guard let kind = GeofenceEventKind(rawValue: kindText) else {
+                    throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has an unknown kind \"\(kindText)\"")
                 }
-                return result
+                let reasonText = statement.string(11)
+                guard let reason = ExitReason(rawValue: reasonText) else {
+                    throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has an unknown exit reason \"\(reasonText)\"")
+                }
+                let event = GeofenceEvent(
+                    id: statement.string(1), visitID: statement.string(2), kind: kind,
+                    fence: FenceID(statement.string(4)), device: DeviceID(statement.string(5)),
+                    time: Date(timeIntervalSinceReferenceDate: statement.double(6)),
+                    coordinate: Coordinate(latitude: statement.double(7), longitude: statement.double(8)),
+                    timeInside: statement.optionalDouble(9),
+                    observedAt: Date(timeIntervalSinceReferenceDate: statement.double(10)), reason: reason)
+                var properties: [String: JSONValue] = [:]
+                if let text = statement.optionalString(14) {
+                    guard case .object(let object)? = try? JSONParser().parse(text) else {
+                        throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has properties that are not a JSON object: \(text.prefix(80))")
+                    }
+                    properties = object
+                }
+                result.append(GeofencingEvent(sequence: statement.int64(0), event: event,
+                                              fenceName: statement.optionalString(12), group: statement.optionalString(13),
+                                              properties: properties, message: statement.optionalString(15)))
             }
-        } catch let error as DatabaseError {
-            throw Self.storeError(error, path: path, while: "reading events from")
+            return result
         }
     }
 }

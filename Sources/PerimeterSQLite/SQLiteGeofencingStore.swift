@@ -20,7 +20,7 @@ public final class SQLiteGeofencingStore: GeofencingStore {
         case full = "FULL"
     }
 
-    let connection: Mutex<Connection>
+    let owner: DatabaseOwner<Connection>
     /// The database file.
     public let path: String
     /// Whether other connections may open the file while this store is open.
@@ -51,28 +51,15 @@ public final class SQLiteGeofencingStore: GeofencingStore {
         }
         self.path = path
         self.lockingMode = lockingMode
-        let database: Database
-        do {
-            database = try Database(path: path)
-        } catch {
-            throw GeofencingError(.storageFailure, "cannot open the database \(path): \(error.message); check that the folder exists and is writable")
-        }
-        do {
+        owner = try DatabaseOwner(path: path, description: "the database", prepare: { (database) throws(GeofencingError) in
             try Self.prepare(database, path: path, synchronous: synchronous, verifyIntegrity: verifyIntegrity,
                              lockingMode: lockingMode, checkpointPages: checkpointPages)
-        } catch {
-            database.close()
-            throw error
-        }
-        connection = Mutex(Connection(db: database, remembers: lockingMode == .exclusive))
+        }, wrap: { Connection(db: $0, remembers: lockingMode == .exclusive) })
     }
 
     /// Closes the connection; later calls fail with ``GeofencingError/Code/storageFailure``.
     public func close() {
-        connection.withLock {
-            $0.forget()
-            $0.db.close()
-        }
+        owner.close { $0.forget() }
     }
 
     private static func prepare(_ db: Database, path: String, synchronous: Synchronous,

@@ -61,39 +61,35 @@ extension SQLiteWebhookStore {
 
     /// Inserts a row; `false` (and nothing changed) when the id exists.
     public func insertWebhookRecord(_ record: WebhookRecord) throws(GeofencingError) -> Bool {
-        try withDatabase("adding a webhook to") { db in
-            try db.inTransaction {
-                let exists = try db.statement("SELECT 1 FROM webhook WHERE id = ?1")
-                exists.bind(record.id, at: 1)
-                if try exists.step() {
-                    exists.reset()
-                    return false
-                }
-                let position = try db.integer("SELECT coalesce(max(position), 0) + 1 FROM webhook") ?? 1
-                let insert = try db.statement("INSERT INTO webhook (id, position, registration, state) VALUES (?1, ?2, ?3, ?4)")
-                insert.bind(record.id, at: 1)
-                insert.bind(position, at: 2)
-                insert.bind(record.registration, at: 3)
-                insert.bind(record.state, at: 4)
-                try insert.execute()
-                return true
+        try withDatabase("adding a webhook to", transaction: true) { db in
+            let exists = try db.statement("SELECT 1 FROM webhook WHERE id = ?1")
+            exists.bind(record.id, at: 1)
+            if try exists.step() {
+                exists.reset()
+                return false
             }
+            let position = try db.integer("SELECT coalesce(max(position), 0) + 1 FROM webhook") ?? 1
+            let insert = try db.statement("INSERT INTO webhook (id, position, registration, state) VALUES (?1, ?2, ?3, ?4)")
+            insert.bind(record.id, at: 1)
+            insert.bind(position, at: 2)
+            insert.bind(record.registration, at: 3)
+            insert.bind(record.state, at: 4)
+            try insert.execute()
+            return true
         }
     }
 
     /// Deletes a webhook row and its dead letters; `false` when there was none.
     public func deleteWebhookRecord(id: String) throws(GeofencingError) -> Bool {
-        try withDatabase("deleting a webhook from") { db in
-            try db.inTransaction {
-                let letters = try db.statement("DELETE FROM dead_letter WHERE webhook = ?1")
-                letters.bind(id, at: 1)
-                try letters.execute()
-                let delete = try db.statement("DELETE FROM webhook WHERE id = ?1 RETURNING 1")
-                delete.bind(id, at: 1)
-                let existed = try delete.step()
-                if existed { _ = try delete.step() }
-                return existed
-            }
+        try withDatabase("deleting a webhook from", transaction: true) { db in
+            let letters = try db.statement("DELETE FROM dead_letter WHERE webhook = ?1")
+            letters.bind(id, at: 1)
+            try letters.execute()
+            let delete = try db.statement("DELETE FROM webhook WHERE id = ?1 RETURNING 1")
+            delete.bind(id, at: 1)
+            let existed = try delete.step()
+            if existed { _ = try delete.step() }
+            return existed
         }
     }
 
@@ -102,29 +98,27 @@ extension SQLiteWebhookStore {
     /// webhook does not exist.
     public func updateWebhookState(id: String, state: String, deadLetter: DeadLetterRecord? = nil,
                                    removingDeadLetter: Int64? = nil) throws(GeofencingError) -> Bool {
-        try withDatabase("saving webhook progress in") { db in
-            try db.inTransaction {
-                let update = try db.statement("UPDATE webhook SET state = ?2 WHERE id = ?1 RETURNING 1")
-                update.bind(id, at: 1)
-                update.bind(state, at: 2)
-                guard try update.step() else { return false }
-                _ = try update.step()
-                if let deadLetter {
-                    let upsert = try db.statement("INSERT OR REPLACE INTO dead_letter (webhook, sequence, redrive, letter) VALUES (?1, ?2, ?3, ?4)")
-                    upsert.bind(id, at: 1)
-                    upsert.bind(deadLetter.sequence, at: 2)
-                    upsert.bind(Int64(deadLetter.redrive ? 1 : 0), at: 3)
-                    upsert.bind(deadLetter.letter, at: 4)
-                    try upsert.execute()
-                }
-                if let removingDeadLetter {
-                    let delete = try db.statement("DELETE FROM dead_letter WHERE webhook = ?1 AND sequence = ?2")
-                    delete.bind(id, at: 1)
-                    delete.bind(removingDeadLetter, at: 2)
-                    try delete.execute()
-                }
-                return true
+        try withDatabase("saving webhook progress in", transaction: true) { db in
+            let update = try db.statement("UPDATE webhook SET state = ?2 WHERE id = ?1 RETURNING 1")
+            update.bind(id, at: 1)
+            update.bind(state, at: 2)
+            guard try update.step() else { return false }
+            _ = try update.step()
+            if let deadLetter {
+                let upsert = try db.statement("INSERT OR REPLACE INTO dead_letter (webhook, sequence, redrive, letter) VALUES (?1, ?2, ?3, ?4)")
+                upsert.bind(id, at: 1)
+                upsert.bind(deadLetter.sequence, at: 2)
+                upsert.bind(Int64(deadLetter.redrive ? 1 : 0), at: 3)
+                upsert.bind(deadLetter.letter, at: 4)
+                try upsert.execute()
             }
+            if let removingDeadLetter {
+                let delete = try db.statement("DELETE FROM dead_letter WHERE webhook = ?1 AND sequence = ?2")
+                delete.bind(id, at: 1)
+                delete.bind(removingDeadLetter, at: 2)
+                try delete.execute()
+            }
+            return true
         }
     }
 
@@ -162,25 +156,23 @@ extension SQLiteWebhookStore {
     /// Marks dead letters of `webhook` for redrive (all when `sequences` is `nil`); returns how many
     /// matched.
     public func markDeadLetterRecordsForRedrive(webhook: String, sequences: [Int64]?) throws(GeofencingError) -> Int {
-        try withDatabase("marking dead letters for redrive in") { db in
-            try db.inTransaction {
-                guard let sequences else {
-                    let all = try db.statement("UPDATE dead_letter SET redrive = 1 WHERE webhook = ?1 RETURNING 1")
-                    all.bind(webhook, at: 1)
-                    var count = 0
-                    while try all.step() { count += 1 }
-                    return count
-                }
-                let one = try db.statement("UPDATE dead_letter SET redrive = 1 WHERE webhook = ?1 AND sequence = ?2 RETURNING 1")
+        try withDatabase("marking dead letters for redrive in", transaction: true) { db in
+            guard let sequences else {
+                let all = try db.statement("UPDATE dead_letter SET redrive = 1 WHERE webhook = ?1 RETURNING 1")
+                all.bind(webhook, at: 1)
                 var count = 0
-                for sequence in Set(sequences) {
-                    one.reset()
-                    one.bind(webhook, at: 1)
-                    one.bind(sequence, at: 2)
-                    while try one.step() { count += 1 }
-                }
+                while try all.step() { count += 1 }
                 return count
             }
+            let one = try db.statement("UPDATE dead_letter SET redrive = 1 WHERE webhook = ?1 AND sequence = ?2 RETURNING 1")
+            var count = 0
+            for sequence in Set(sequences) {
+                one.reset()
+                one.bind(webhook, at: 1)
+                one.bind(sequence, at: 2)
+                while try one.step() { count += 1 }
+            }
+            return count
         }
     }
 }

@@ -1,12 +1,12 @@
 import PerimeterService
-import Synchronization
 
 /// The durable tables of the webhook dispatcher, in their own SQLite file (WAL mode): one row per
-/// webhook (its registration and its delivery state, each a JSON document written by the server) and
+/// webhook (its registration and its delivery state, each a JSON document written by PerimeterWebhooks) and
 /// one row per dead letter.
 ///
-/// This module does not know the webhook model (it lives in PerimeterServer, which depends on this
-/// module); PerimeterServer makes this class a `WebhookStore` by encoding its values as JSON.
+/// This module does not know the webhook model (it lives in PerimeterWebhooks, which depends on this
+/// module); PerimeterWebhooks makes this class a `WebhookStore`. The connection is owned by a
+/// `DatabaseOwner`, as the geofencing store's is.
 /// The file is marked with its own application id (`PRWH`), so it cannot be mistaken for a
 /// geofencing store: give it a path of its own (for example `state.sqlite.webhooks`).
 public final class SQLiteWebhookStore: Sendable {
@@ -25,34 +25,23 @@ public final class SQLiteWebhookStore: Sendable {
         """,
     ]
 
-    let connection: Mutex<Database>
+    let owner: DatabaseOwner<Database>
     /// The database file.
-    public let path: String
+    public var path: String { owner.path }
 
     /// Opens (creating when missing or empty) the webhook database at `path`.
     ///
     /// - Throws: ``GeofencingError/Code/incompatibleStorage`` for a file of another application or a
     ///   newer schema (left untouched); ``GeofencingError/Code/storageFailure`` when it cannot be opened.
     public init(path: String, synchronous: SQLiteGeofencingStore.Synchronous = .normal) throws(GeofencingError) {
-        self.path = path
-        let database: Database
-        do {
-            database = try Database(path: path)
-        } catch {
-            throw GeofencingError(.storageFailure, "cannot open the webhook database \(path): \(error.message); check that the folder exists and is writable")
-        }
-        do {
+        owner = try DatabaseOwner(path: path, description: "the webhook database", prepare: { (database) throws(GeofencingError) in
             try Self.prepare(database, path: path, synchronous: synchronous)
-        } catch {
-            database.close()
-            throw error
-        }
-        connection = Mutex(database)
+        }, wrap: { $0 })
     }
 
     /// Closes the connection; later calls fail with ``GeofencingError/Code/storageFailure``.
     public func close() {
-        connection.withLock { $0.close() }
+        owner.close()
     }
 
     private static func prepare(_ db: Database, path: String,
@@ -72,14 +61,14 @@ public final class SQLiteWebhookStore: Sendable {
         }
     }
 
-    /// Runs `body` on the connection, turning database errors into ``GeofencingError``.
-    func withDatabase<T: Sendable>(_ action: String, _ body: @Sendable (Database) throws -> T) throws(GeofencingError) -> T {
+    /// Runs `body` alone on the connection (in one transaction when `transaction`), turning every
+    /// error into a ``GeofencingError`` naming `action`.
+    func withDatabase<T>(_ action: String, transaction: Bool = false,
+                         _ body: (Database) throws -> T) throws(GeofencingError) -> T {
         do {
-            return try connection.withLock { db in try body(db) }
+            return transaction ? try owner.inTransaction(action) { try body($0) } : try owner.withConnection(action) { try body($0) }
         } catch let error as GeofencingError {
             throw error
-        } catch let error as DatabaseError {
-            throw SQLiteGeofencingStore.storeError(error, path: path, while: action)
         } catch {
             throw GeofencingError(.storageFailure, "\(action) \(path) failed: \(error)")
         }

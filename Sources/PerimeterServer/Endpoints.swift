@@ -1,5 +1,6 @@
 import PerimeterGeoJSON
 import PerimeterHTTP
+import PerimeterWebhooks
 
 extension PerimeterAPI {
     /// Every endpoint of the API, each declared once: method, path, scope, OpenAPI operation, accepted

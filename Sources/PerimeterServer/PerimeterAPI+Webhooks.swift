@@ -1,6 +1,7 @@
 import Foundation
 import PerimeterGeoJSON
 import PerimeterHTTP
+import PerimeterWebhooks
 
 /// `/v1/webhooks` (admin scope): registration, status, deletion, dead letters and redrive, each a thin
 /// layer over ``WebhookDispatcher`` (docs/webhooks.md).

@@ -4,6 +4,7 @@ import PerimeterFences
 import PerimeterGeoJSON
 import PerimeterHTTP
 import PerimeterService
+import PerimeterWebhooks
 import Synchronization
 
 /// The REST API: routes a request, checks its token, scope, rate and size, runs the handler and turns

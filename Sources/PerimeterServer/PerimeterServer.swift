@@ -2,6 +2,7 @@ import Foundation
 import PerimeterHTTP
 import PerimeterService
 import PerimeterSQLite
+import PerimeterWebhooks
 import Synchronization
 
 /// The whole server: a ``GeofencingService`` on an SQLite store (or in memory), the REST API, the SSE

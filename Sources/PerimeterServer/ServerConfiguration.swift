@@ -1,4 +1,5 @@
 import PerimeterService
+import PerimeterWebhooks
 
 /// Everything `perimeter serve` sets up.
 public struct ServerConfiguration: Sendable {

@@ -3,6 +3,7 @@ import PerimeterGeoJSON
 import PerimeterHTTP
 @testable import PerimeterServer
 import PerimeterService
+import PerimeterWebhooks
 import Testing
 
 /// The endpoint table (``PerimeterAPI/endpoints``) is the one source of routes: the OpenAPI document,

@@ -1,4 +1,5 @@
 import Foundation
+import PerimeterCrypto
 import PerimeterGeoJSON
 import PerimeterHTTP
 import PerimeterServer
@@ -184,6 +185,16 @@ struct HandlerTests {
         #expect(throws: TokenError.self) { try AccessToken(parsing: "ci:read:short") }
         let file = try AccessToken.parseFile("# tokens\nops:admin:adminsecret\n\nreader:read:readsecret\n")
         #expect(file.map(\.name) == ["ops", "reader"])
+    }
+
+    @Test func bearerSecretsCompareByContentAndLength() throws {
+        let token = try AccessToken(parsing: "ci:read:s3cret-token")
+        #expect(token.matches(secret: Array("s3cret-token".utf8)))
+        #expect(!token.matches(secret: Array("s3cret-tokem".utf8)))
+        #expect(!token.matches(secret: Array("s3cret-token ".utf8)))
+        #expect(!token.matches(secret: Array("s3cret".utf8)))
+        #expect(!token.matches(secret: []))
+        #expect(HMACSHA256.secretsEqual(Array("x".utf8), Array("x".utf8)))
     }
 
     @Test func rateLimiterRefills() {

@@ -3,6 +3,7 @@ import PerimeterGeoJSON
 import PerimeterHTTP
 import PerimeterServer
 import PerimeterService
+import PerimeterWebhooks
 import Testing
 import PerimeterTestSupport
 

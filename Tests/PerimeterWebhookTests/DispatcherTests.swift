@@ -5,7 +5,7 @@ import PerimeterService
 import PerimeterSQLite
 import Testing
 import PerimeterTestSupport
-@testable import PerimeterServer
+@testable import PerimeterWebhooks
 
 private let secret = "test-secret-0123456789"
 

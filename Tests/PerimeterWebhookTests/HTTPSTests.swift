@@ -2,7 +2,7 @@ import Foundation
 import PerimeterService
 import Testing
 import PerimeterTestSupport
-@testable import PerimeterServer
+@testable import PerimeterWebhooks
 
 private let secret = "https-test-secret-0123"
 

@@ -6,7 +6,7 @@ import PerimeterGeometry
 import PerimeterService
 import Testing
 import PerimeterTestSupport
-@testable import PerimeterServer
+@testable import PerimeterWebhooks
 
 private func event(_ kind: GeofenceEventKind, device: String = "d1", fence: String = "a") -> GeofenceEvent {
     GeofenceEvent(id: "0123456789abcdef0123456789abcdef", visitID: "fedcba9876543210fedcba9876543210", kind: kind,

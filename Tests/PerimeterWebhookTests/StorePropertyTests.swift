@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import PerimeterTestSupport
-@testable import PerimeterServer
+@testable import PerimeterWebhooks
 
 /// The obvious model of a webhook store: plain arrays, searched linearly.
 private struct Model {

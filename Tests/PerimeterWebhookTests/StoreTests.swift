@@ -2,7 +2,7 @@ import Foundation
 import PerimeterSQLite
 import Testing
 import PerimeterTestSupport
-@testable import PerimeterServer
+@testable import PerimeterWebhooks
 
 /// The stores under test; SQLite ones use a fresh file each.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {

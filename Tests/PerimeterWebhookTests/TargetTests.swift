@@ -4,7 +4,7 @@ import Glibc
 #endif
 import Testing
 import PerimeterTestSupport
-@testable import PerimeterServer
+@testable import PerimeterWebhooks
 @testable import PerimeterHTTPClient
 
 @Suite("Webhook targets and the SSRF guard")
