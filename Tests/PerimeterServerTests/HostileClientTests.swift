@@ -67,6 +67,17 @@ final class RawSocket {
 
     /// Everything the server sends until it closes or `seconds` pass; whether it closed.
     func readAll(seconds: Double) -> (bytes: [UInt8], closed: Bool) {
+        receive(seconds: seconds) { _ in false }
+    }
+
+    /// Reads until the last 64 KiB read (as text) satisfy `done`, the server closes, or `seconds` pass.
+    func read(seconds: Double, until done: (String) -> Bool) -> String {
+        String(decoding: receive(seconds: seconds) { done(String(decoding: $0.suffix(65_536), as: UTF8.self)) }.bytes,
+               as: UTF8.self)
+    }
+
+    /// Reads until `done` holds for what was read, the server closes (`closed`), or `seconds` pass.
+    private func receive(seconds: Double, until done: ([UInt8]) -> Bool) -> (bytes: [UInt8], closed: Bool) {
         var bytes: [UInt8] = []
         var scratch = [UInt8](repeating: 0, count: 65_536)
         let end = Date().addingTimeInterval(seconds)
@@ -76,24 +87,9 @@ final class RawSocket {
             let n = recv(fd, &scratch, scratch.count, 0)
             if n <= 0 { return (bytes, true) }
             bytes += scratch[..<n]
+            if done(bytes) { break }
         }
         return (bytes, false)
-    }
-
-    /// Reads until the last 64 KiB read (as text) satisfy `done`, the server closes, or `seconds` pass.
-    func read(seconds: Double, until done: (String) -> Bool) -> String {
-        var bytes: [UInt8] = []
-        var scratch = [UInt8](repeating: 0, count: 65_536)
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 50) == 1 else { continue }
-            let n = recv(fd, &scratch, scratch.count, 0)
-            if n <= 0 { break }
-            bytes += scratch[..<n]
-            if done(String(decoding: bytes.suffix(65_536), as: UTF8.self)) { break }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
