@@ -20,7 +20,7 @@ BIN := .build/release/perimeter
 # The tests and benchmarks find the project's Python tools (schemathesis, Shapely) here first.
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke hostile clean
+.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke hostile soak clean
 
 deps:
 	@scripts/deps.sh
@@ -64,6 +64,11 @@ bench-smoke: deps
 hostile: deps
 	$(SWIFT) build --product perimeter
 	/usr/bin/python3 scripts/hostile-clients.py --binary .build/debug/perimeter
+
+# docs/reliability.md, "Soak": Python 3's standard library only.
+MINUTES ?= 2
+soak: deps build
+	/usr/bin/python3 scripts/soak.py --binary $(BIN) --minutes $(MINUTES) $(SOAK_ARGS)
 
 clean:
 	rm -rf .build out
