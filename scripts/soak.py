@@ -72,8 +72,8 @@ def fence_feature(k):
 class Server:
     """One `perimeter serve` on a store that outlives it; `crash()` is kill -9, `start()` restarts."""
 
-    def __init__(self, binary, folder):
-        self.binary, self.folder = binary, folder
+    def __init__(self, binary, folder, extra):
+        self.binary, self.folder, self.extra = binary, folder, extra
         self.db = os.path.join(folder, "soak.sqlite")
         self.port = 0
         self.process = None
@@ -83,7 +83,7 @@ class Server:
 
     def start(self):
         command = [self.binary, "serve", "--db", self.db, "--port", str(self.port), "--heartbeat", "2",
-                   "--allow-private-webhooks"]
+                   "--allow-private-webhooks"] + self.extra
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         line = self.process.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
@@ -320,13 +320,16 @@ def main():
     parser.add_argument("--posters", type=int, default=6)
     parser.add_argument("--streams", type=int, default=3)
     parser.add_argument("--sample-every", type=float, default=5.0)
+    parser.add_argument("--serve-arg", action="append", default=[],
+                        help="one more argument for `perimeter serve` (repeat it), e.g. --serve-arg=--commit-interval "
+                             "--serve-arg=200: a timed group commit loses acknowledged updates at a kill, which this must see")
     arguments = parser.parse_args()
     duration = arguments.minutes * 60
 
     folder = tempfile.mkdtemp(prefix="perimeter-soak-")
     receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
-    server = Server(arguments.binary, folder)
+    server = Server(arguments.binary, folder, arguments.serve_arg)
     stopping = threading.Event()
     latencies = []
     samples = []   # (elapsed, seconds since start, rss, descriptors, store bytes, events logged, p99)
