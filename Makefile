@@ -10,6 +10,8 @@
 #   make bench-smoke  every benchmark on a tiny workload, in seconds (CI)
 #   make hostile  hostile clients against a real `perimeter serve` (bad framing, slowloris, connection
 #                floods, stalled event streams): healthy and bounded throughout, about a minute (CI)
+#   make soak MINUTES=N  mixed load, SSE, a failing webhook receiver and kill -9 against a real server;
+#                fails on growth or on any lost or doubled event (docs/reliability.md, "Soak")
 #   make fuzz SECONDS=N  build every libFuzzer target of Fuzz/ and run each for N seconds
 #   make test-asan / make test-tsan  the tests under AddressSanitizer / ThreadSanitizer (TEST_ARGS filters)
 #
@@ -22,7 +24,7 @@ BIN := .build/release/perimeter
 # The tests and benchmarks find the project's Python tools (schemathesis, Shapely) here first.
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke hostile clean fuzz test-asan test-tsan
+.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke hostile soak clean fuzz test-asan test-tsan
 
 deps:
 	@scripts/deps.sh
@@ -82,6 +84,11 @@ test-tsan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
 	TSAN_OPTIONS="halt_on_error=0 suppressions=$(CURDIR)/scripts/sanitizers/tsan.supp" \
 		$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread $(TEST_ARGS)
+
+# docs/reliability.md, "Soak": Python 3's standard library only.
+MINUTES ?= 2
+soak: deps build
+	/usr/bin/python3 scripts/soak.py --binary $(BIN) --minutes $(MINUTES) $(SOAK_ARGS)
 
 clean:
 	rm -rf .build out .build-fuzz .build-asan .build-tsan
