@@ -220,7 +220,8 @@ struct DispatcherTests {
         #expect(try dispatcher.redrive(id: id, sequences: [failed[1].sequence]) == 1)
         #expect(eventually { (try? dispatcher.webhook(id: id).deadLetters) == 3 })
         #expect(try dispatcher.redrive(id: id) == 3)
-        #expect(eventually { (try? dispatcher.webhook(id: id).deadLetters) == 0 })
+        // Every redriven letter delivered and recorded (a delivery is recorded after the receiver answers).
+        #expect(eventually { (try? dispatcher.webhook(id: id)).map { $0.deadLetters == 0 && $0.counters.delivered == 6 } == true })
         let keys = receiver.delivered.map { $0.headers["idempotency-key"] ?? "" }
         #expect(keys == later.map(\.event.id) + [failed[1].event.id, failed[0].event.id, failed[2].event.id, failed[3].event.id])
         status = try dispatcher.webhook(id: id)
@@ -346,7 +347,11 @@ struct DispatcherTests {
         let dispatcher = try WebhookDispatcher(service: service, store: store, configuration: slow)
         try dispatcher.start()
         defer { dispatcher.stop() }
-        #expect(eventually { receiver.delivered.count >= events.count })
+        // The worker records a delivery after the receiver has answered: wait for the record too.
+        #expect(eventually {
+            receiver.delivered.count >= events.count
+                && (try? dispatcher.webhook(id: id)).map { $0.counters.delivered == Int64(events.count) && $0.inFlight == nil } == true
+        })
         try verify(receiver, expected: events)
         let status = try dispatcher.webhook(id: id)
         #expect(status.counters.failedAttempts == Int64(attemptsBefore))
