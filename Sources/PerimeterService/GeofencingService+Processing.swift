@@ -84,9 +84,10 @@ extension GeofencingService {
         }
     }
 
-    private func processBatch<Updates: Collection>(_ batch: Updates) throws(GeofencingError) -> BatchResult
+    /// Processes, commits (when due) and reports `batch`; `simulated` as for ``processWithoutCommit(_:simulated:)``.
+    func processBatch<Updates: Collection>(_ batch: Updates, simulated: Bool = false) throws(GeofencingError) -> BatchResult
     where Updates.Element == LocationUpdate {
-        let (result, ticket) = try processWithoutCommit(batch)
+        let (result, ticket) = try processWithoutCommit(batch, simulated: simulated)
         let failure = ticket.flatMap(commit(through:))
         notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
         if let failure { throw failure }
@@ -184,10 +185,7 @@ extension GeofencingService {
             c.log(events, into: &logged)
             return (logged, c.commitTicket())
         }
-        let failure = ticket.flatMap(commit(through:))
-        notify(events: logged, errors: failure.map { [$0] } ?? [])
-        if let failure { throw failure }
-        return logged
+        return try finish(logged, ticket)
     }
 
     /// What the service knows about `device`.

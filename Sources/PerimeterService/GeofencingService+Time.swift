@@ -83,11 +83,7 @@ extension GeofencingService {
     /// may run faster than real time. They move no other device's time.
     @discardableResult
     public func processSimulated(_ batch: [LocationUpdate]) throws(GeofencingError) -> BatchResult {
-        let (result, ticket) = try processWithoutCommit(batch[...], simulated: true)
-        let failure = ticket.flatMap(commit(through:))
-        notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
-        if let failure { throw failure }
-        return result
+        try processBatch(batch[...], simulated: true)
     }
 
     /// Forgets `device`: drops its presence, pending timers, option state and updates waiting in a
