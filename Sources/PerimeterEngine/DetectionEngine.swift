@@ -332,11 +332,16 @@ public struct DetectionEngine: Sendable {
     // MARK: - State
 
     /// The fences `device` is inside, ordered by fence id; empty for an unknown device.
-    public func presence(of device: DeviceID) -> [Presence] {
+    ///
+    /// - Parameter time: the moment asked about, when it is later than the device's last update: a live
+    ///   service's clock. A fence that expired by then is left out, as the device's next update would
+    ///   drop it (expiry has no event, so nothing else needs to fire for it).
+    public func presence(of device: DeviceID, at time: Date? = nil) -> [Presence] {
         guard let slot = deviceSlots[device] else { return [] }
         let state = devices[Int(slot)]
+        let asOf = max(state.lastTime, time?.timeIntervalSince1970 ?? -.infinity)
         return state.inside.compactMap { m -> Presence? in
-            guard let fence = fences[slot: m.slot], !isExpired(fence, at: state.lastTime) else { return nil }
+            guard let fence = fences[slot: m.slot], !isExpired(fence, at: asOf) else { return nil }
             return Presence(fence: fence.id, since: Date(timeIntervalSince1970: m.entryTime),
                             visitID: visitID(device: state.id, fence: fence.id, membership: m),
                             hasDwelled: m.hasDwelled)

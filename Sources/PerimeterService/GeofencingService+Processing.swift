@@ -188,12 +188,17 @@ extension GeofencingService {
         return try finish(logged, ticket)
     }
 
-    /// What the service knows about `device`.
+    /// What the service knows about `device`. With the live time model its presence is as of the
+    /// service's clock once the device has been quiet for the allowed lateness (the moment the clock
+    /// fires its timers): a fence that expired by then is no longer listed, without a new fix.
     public func deviceStatus(of device: DeviceID) throws(GeofencingError) -> DeviceStatus {
-        try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> DeviceStatus in
+        let now = clock.now().timeIntervalSince1970
+        return try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> DeviceStatus in
             let options = try c.configured()
+            let watermark = now - options.allowedLateness
+            let quiet = options.timeModel == .live && (c.lastArrivals[device] ?? -.infinity) <= watermark
             return DeviceStatus(device: device, lastUpdateTime: c.engine.lastUpdateTime(of: device),
-                                presence: c.engine.presence(of: device),
+                                presence: c.engine.presence(of: device, at: quiet ? Date(timeIntervalSince1970: watermark) : nil),
                                 isConsentGiven: c.hasConsent(device, options: options))
         }
     }

@@ -165,6 +165,40 @@ struct LiveTimeTests {
         #expect(service.timeStatistics.clockEvents == 2)
     }
 
+    @Test("a schedule window that closes and a fence that expires take effect on the clock, without a fix")
+    func scheduleAndExpiryOnTheClock() throws {
+        // t0 is Monday 08:00 UTC. "closing" is open until 08:01 (+60 s); "expiring" expires at +20 s.
+        // With a 90 s dwell, only "control" may ever dwell: the others are gone before it falls due.
+        let clock = ManualClock(date(Self.t0))
+        let service = GeofencingService(clock: clock, tickInterval: nil)
+        try service.configure(GeofencingOptions(defaultDwellTime: 90, allowedLateness: 5))
+        try service.addFeature(circle("closing", latitude: 46.95, longitude: 7.44, radius: 200,
+                                      extra: ["perimeter:schedule": .string("Mon 07:00-08:01 UTC")]))
+        try service.addFeature(circle("expiring", latitude: 46.95, longitude: 7.44, radius: 200,
+                                      extra: ["perimeter:expires": .string("2026-06-01T08:00:20Z")]))
+        try service.addFeature(circle("control", latitude: 46.95, longitude: 7.44, radius: 200))
+        func inside() throws -> Set<FenceID> {
+            Set(try service.deviceStatus(of: "van").presence.map(\.fence))
+        }
+        #expect(Set(try service.process(Self.at("van", 0)).map(\.event.fence)) == ["closing", "expiring", "control"])
+        clock.advance(by: 24)  // the fence expired at +20, but +20 + 5 s lateness has not passed
+        #expect(try service.tick().isEmpty)
+        #expect(try inside() == ["closing", "expiring", "control"])
+        clock.advance(by: 2)
+        #expect(try service.tick().isEmpty, "an expired fence drops presence silently")
+        #expect(try inside() == ["closing", "control"])
+        clock.advance(by: 38)  // +64: the window closed at +60, lateness not yet passed
+        #expect(try service.tick().isEmpty)
+        #expect(try inside() == ["closing", "control"])
+        clock.advance(by: 2)  // +66
+        #expect(try service.tick().isEmpty, "a closing window resets presence silently")
+        #expect(try inside() == ["control"])
+        clock.advance(by: 30)  // +96: the dwell fell due at +90
+        let fired = try service.tick()
+        #expect(fired.map(\.event.fence) == ["control"])
+        #expect(fired.map(\.event.kind) == [.dwell])
+    }
+
     @Test("a simulated device keeps its own clock: far-future times accepted, nobody else moved")
     func simulatedDevicesRunOnTheirOwnClock() throws {
         let (service, _) = try Self.live()
