@@ -46,6 +46,15 @@ extension Database {
     ///   logging; `DatabaseError` for anything SQLite refuses.
     func useWriteAheadLogAndMigrate(path: String, synchronous: SQLiteGeofencingStore.Synchronous, from version: Int64,
                                     migrations: [String], applicationID: Int64, newFilePageSize: Int? = nil) throws {
+        try useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version, migrations: migrations.map(Migration.sql),
+                                       applicationID: applicationID, newFilePageSize: newFilePageSize)
+    }
+
+    /// As the SQL-only form above, with steps that may be Swift code: an error a step throws rolls back
+    /// every step of this opening and reaches the caller unchanged, so the file keeps its version and
+    /// contents.
+    func useWriteAheadLogAndMigrate(path: String, synchronous: SQLiteGeofencingStore.Synchronous, from version: Int64,
+                                    migrations: [Migration], applicationID: Int64, newFilePageSize: Int? = nil) throws {
         if let newFilePageSize {
             try execute("PRAGMA page_size = \(newFilePageSize)")
         }
@@ -57,10 +66,23 @@ extension Database {
         guard version < Int64(migrations.count) else { return }
         try inTransaction {
             for (index, migration) in migrations.enumerated() where Int64(index) >= version {
-                try execute(migration)
+                try migration.apply(self)
             }
             try execute("PRAGMA application_id = \(applicationID)")
             try execute("PRAGMA user_version = \(migrations.count)")
         }
+    }
+}
+
+/// One step of a store's schema: migration *n* turns version *n − 1* into version *n*. Most steps are
+/// SQL; a step that must read and check what the previous version stored (JSON documents, say) is
+/// Swift, so it can refuse a row it cannot convert with an error naming that row.
+struct Migration: Sendable {
+    /// Runs the step on the connection, inside the migrating transaction.
+    let apply: @Sendable (Database) throws -> Void
+
+    /// A step that executes `sql` (one or more statements).
+    static func sql(_ sql: String) -> Migration {
+        Migration { try $0.execute(sql) }
     }
 }

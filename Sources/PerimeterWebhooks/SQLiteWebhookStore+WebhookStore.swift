@@ -1,8 +1,10 @@
-import PerimeterGeoJSON
+import Foundation
+import PerimeterFences
 import PerimeterService
 import PerimeterSQLite
 
-/// The durable ``WebhookStore``: registration and state as JSON documents in the SQLite webhook file.
+/// The durable ``WebhookStore``: the model, field by field, in the typed columns of the SQLite webhook
+/// file (docs/webhooks.md, "Storage").
 extension SQLiteWebhookStore: WebhookStore {
     /// Every webhook, in registration order.
     public func webhooks() throws(WebhookError) -> [StoredWebhook] {
@@ -21,9 +23,12 @@ extension SQLiteWebhookStore: WebhookStore {
 
     /// Adds a webhook. - Throws: ``WebhookError/Code/conflict`` when the id exists.
     public func insert(_ registration: WebhookRegistration, state: WebhookDeliveryState) throws(WebhookError) {
-        let record = WebhookRecord(id: registration.id,
-                                   registration: Self.text(WebhookJSON.registration(registration, includeSecret: true)),
-                                   state: Self.text(WebhookJSON.storedState(state)))
+        let f = registration.filter
+        let record = WebhookRecord(id: registration.id, url: registration.url, secret: registration.secret,
+                                   createdAt: registration.createdAt.timeIntervalSince1970,
+                                   filter: FilterRecord(devices: Array(f.devices), fences: Array(f.fences), groups: Array(f.groups),
+                                                        types: f.types.map(\.rawValue)),
+                                   state: Self.record(state))
         guard try storage({ () throws(GeofencingError) in try insertWebhookRecord(record) }) else {
             throw WebhookError(.conflict, "a webhook with id \(registration.id) already exists", field: "id")
         }
@@ -41,8 +46,10 @@ extension SQLiteWebhookStore: WebhookStore {
 
     /// Adds or replaces a dead letter and replaces the state, in one transaction.
     public func save(_ state: WebhookDeliveryState, for id: String, deadLetter: DeadLetter) throws(WebhookError) {
-        let record = DeadLetterRecord(sequence: deadLetter.sequence, redrive: deadLetter.redriveRequested,
-                                      letter: Self.text(WebhookJSON.storedDeadLetter(deadLetter)))
+        let record = DeadLetterRecord(sequence: deadLetter.sequence, eventID: deadLetter.eventID, attempts: Int64(deadLetter.attempts),
+                                      firstAttemptAt: deadLetter.firstAttemptAt.timeIntervalSince1970,
+                                      failedAt: deadLetter.failedAt.timeIntervalSince1970, lastError: deadLetter.lastError,
+                                      redrive: deadLetter.redriveRequested)
         try update(id, state, deadLetter: record, removing: nil)
     }
 
@@ -56,9 +63,7 @@ extension SQLiteWebhookStore: WebhookStore {
         let records = try storage { () throws(GeofencingError) in
             try deadLetterRecords(webhook: id, after: sequence, limit: limit)
         }
-        var letters: [DeadLetter] = []
-        for record in records { letters.append(try Self.decode(record)) }
-        return letters
+        return records.map(Self.deadLetter)
     }
 
     /// How many dead letters the webhook has.
@@ -77,16 +82,16 @@ extension SQLiteWebhookStore: WebhookStore {
         let records = try storage { () throws(GeofencingError) in
             try deadLetterRecords(webhook: id, after: Int64.min, limit: 1, redriveOnly: true)
         }
-        return try records.first.map { (record) throws(WebhookError) in try Self.decode(record) }
+        return records.first.map(Self.deadLetter)
     }
 
     // MARK: Helpers
 
     private func update(_ id: String, _ state: WebhookDeliveryState, deadLetter: DeadLetterRecord?,
                         removing: Int64?) throws(WebhookError) {
-        let text = Self.text(WebhookJSON.storedState(state))
+        let record = Self.record(state)
         let found = try storage { () throws(GeofencingError) in
-            try updateWebhookState(id: id, state: text, deadLetter: deadLetter, removingDeadLetter: removing)
+            try updateWebhookState(id: id, state: record, deadLetter: deadLetter, removingDeadLetter: removing)
         }
         guard found else { throw WebhookError(.notFound, "no webhook with id \(id)") }
     }
@@ -99,22 +104,50 @@ extension SQLiteWebhookStore: WebhookStore {
         }
     }
 
-    private static func text(_ value: JSONValue) -> String { JSONWriter().string(value) }
-
-    private static func parse(_ text: String, what: String) throws(WebhookError) -> JSONValue {
-        do {
-            return try JSONParser().parse(text)
-        } catch {
-            throw WebhookError(.storageFailure, "a stored \(what) is not valid JSON (\(error)); the webhook database is damaged")
-        }
+    private static func record(_ state: WebhookDeliveryState) -> StateRecord {
+        let c = state.counters
+        return StateRecord(cursor: state.cursor, delivered: c.delivered, failedAttempts: c.failedAttempts, deadLettered: c.deadLettered,
+                           lastError: c.lastError, lastErrorAt: c.lastErrorAt?.timeIntervalSince1970,
+                           lastSuccessAt: c.lastSuccessAt?.timeIntervalSince1970,
+                           pending: state.pending.map { p in
+                               PendingRecord(sequence: p.sequence, redrive: p.isRedrive, attempts: Int64(p.attempts),
+                                             firstAttemptAt: p.firstAttemptAt.timeIntervalSince1970,
+                                             nextAttemptAt: p.nextAttemptAt.timeIntervalSince1970, lastError: p.lastError)
+                           })
     }
 
     private static func decode(_ record: WebhookRecord) throws(WebhookError) -> StoredWebhook {
-        StoredWebhook(registration: try WebhookJSON.storedRegistration(try parse(record.registration, what: "registration")),
-                      state: try WebhookJSON.storedState(try parse(record.state, what: "delivery state")))
+        var types: Set<GeofenceEventKind> = []
+        for name in record.filter.types {
+            guard let kind = GeofenceEventKind(rawValue: name) else {
+                throw WebhookError(.storageFailure, "webhook \(record.id) filters on the unknown event type \"\(name)\"; the webhook database was written by a newer Perimeter or is damaged")
+            }
+            types.insert(kind)
+        }
+        let filter = WebhookFilter(devices: Set(record.filter.devices), fences: Set(record.filter.fences),
+                                   groups: Set(record.filter.groups), types: types)
+        let registration = WebhookRegistration(id: record.id, url: record.url, filter: filter, secret: record.secret,
+                                               createdAt: Date(timeIntervalSince1970: record.createdAt))
+        let s = record.state
+        var counters = WebhookCounters()
+        counters.delivered = s.delivered
+        counters.failedAttempts = s.failedAttempts
+        counters.deadLettered = s.deadLettered
+        counters.lastError = s.lastError
+        counters.lastErrorAt = s.lastErrorAt.map(Date.init(timeIntervalSince1970:))
+        counters.lastSuccessAt = s.lastSuccessAt.map(Date.init(timeIntervalSince1970:))
+        let pending = s.pending.map { p in
+            PendingDelivery(sequence: p.sequence, isRedrive: p.redrive, attempts: Int(p.attempts),
+                            firstAttemptAt: Date(timeIntervalSince1970: p.firstAttemptAt),
+                            nextAttemptAt: Date(timeIntervalSince1970: p.nextAttemptAt), lastError: p.lastError)
+        }
+        return StoredWebhook(registration: registration, state: WebhookDeliveryState(cursor: s.cursor, pending: pending, counters: counters))
     }
 
-    private static func decode(_ record: DeadLetterRecord) throws(WebhookError) -> DeadLetter {
-        try WebhookJSON.storedDeadLetter(try parse(record.letter, what: "dead letter"), redrive: record.redrive)
+    private static func deadLetter(_ record: DeadLetterRecord) -> DeadLetter {
+        DeadLetter(sequence: record.sequence, eventID: record.eventID, attempts: Int(record.attempts),
+                   firstAttemptAt: Date(timeIntervalSince1970: record.firstAttemptAt),
+                   failedAt: Date(timeIntervalSince1970: record.failedAt), lastError: record.lastError,
+                   redriveRequested: record.redrive)
     }
 }
