@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "PerimeterSQLite", targets: ["PerimeterSQLite"]),
         .library(name: "PerimeterWebhooks", targets: ["PerimeterWebhooks"]),
         .library(name: "PerimeterServer", targets: ["PerimeterServer"]),
+        .library(name: "PerimeterNATS", targets: ["PerimeterNATS"]),
         .executable(name: "perimeter-bench", targets: ["perimeter-bench"]),
     ],
     targets: [
@@ -67,6 +68,10 @@ let package = Package(
             "PerimeterFences", "PerimeterGeoJSON", "PerimeterTracks",
         ]),
 
+        // MARK: Cluster (docs/cluster.md): libnats is imported by PerimeterNATS only.
+        .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        .target(name: "PerimeterNATS", dependencies: ["CNATS"]),
+
         // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
         .target(name: "PerimeterBenchmarks", dependencies: [
             "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterIndex", "PerimeterFences", "PerimeterEngine",
@@ -109,6 +114,7 @@ let package = Package(
             "PerimeterTestSupport", "PerimeterWebhooks", "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService",
             "PerimeterSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
+        .testTarget(name: "PerimeterNATSTests", dependencies: ["PerimeterTestSupport", "PerimeterNATS"]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
         .testTarget(name: "MapboxTutorialTests", dependencies: [
             "MapboxTutorial", "PerimeterService", "PerimeterEngine", "PerimeterGeoJSON",
