@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "PerimeterWebhooks", targets: ["PerimeterWebhooks"]),
         .library(name: "PerimeterServer", targets: ["PerimeterServer"]),
         .library(name: "PerimeterNATS", targets: ["PerimeterNATS"]),
+        .library(name: "PerimeterCluster", targets: ["PerimeterCluster"]),
         .executable(name: "perimeter-bench", targets: ["perimeter-bench"]),
     ],
     targets: [
@@ -71,6 +72,7 @@ let package = Package(
         // MARK: Cluster (docs/cluster.md): libnats is imported by PerimeterNATS only.
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .target(name: "PerimeterNATS", dependencies: ["CNATS"]),
+        .target(name: "PerimeterCluster", dependencies: ["PerimeterNATS", "PerimeterEngine"]),
 
         // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
         .target(name: "PerimeterBenchmarks", dependencies: [
@@ -115,6 +117,9 @@ let package = Package(
             "PerimeterSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterNATSTests", dependencies: ["PerimeterTestSupport", "PerimeterNATS"]),
+        .testTarget(name: "PerimeterClusterTests", dependencies: [
+            "PerimeterTestSupport", "PerimeterCluster", "PerimeterNATS", "PerimeterEngine",
+        ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
         .testTarget(name: "MapboxTutorialTests", dependencies: [
             "MapboxTutorial", "PerimeterService", "PerimeterEngine", "PerimeterGeoJSON",
