@@ -72,7 +72,7 @@ let package = Package(
         // MARK: Cluster (docs/cluster.md): libnats is imported by PerimeterNATS only.
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .target(name: "PerimeterNATS", dependencies: ["CNATS"]),
-        .target(name: "PerimeterCluster", dependencies: ["PerimeterNATS", "PerimeterEngine"]),
+        .target(name: "PerimeterCluster", dependencies: ["PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeometry"]),
 
         // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
         .target(name: "PerimeterBenchmarks", dependencies: [
@@ -118,7 +118,7 @@ let package = Package(
         ]),
         .testTarget(name: "PerimeterNATSTests", dependencies: ["PerimeterTestSupport", "PerimeterNATS"]),
         .testTarget(name: "PerimeterClusterTests", dependencies: [
-            "PerimeterTestSupport", "PerimeterCluster", "PerimeterNATS", "PerimeterEngine",
+            "PerimeterTestSupport", "PerimeterCluster", "PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
         .testTarget(name: "MapboxTutorialTests", dependencies: [

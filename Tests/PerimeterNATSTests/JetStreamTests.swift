@@ -48,8 +48,13 @@ struct JetStreamTests {
             } catch let error as NATSError {
                 try check(error.reason == .wrongLastSequence, "reason \(error.reason): \(error)")
             }
+            // A retry of a stored message is a duplicate, not a stale writer: the duplicate check comes
+            // first, so a writer whose acknowledgement was lost can resend under the same id.
+            let fenced = try js.publish(a, "3".bytes, options: PublishOptions(messageID: "m3", expectedLastSubjectSequence: second.sequence))
+            let retried = try js.publish(a, "3".bytes, options: PublishOptions(messageID: "m3", expectedLastSubjectSequence: second.sequence))
+            try check(retried.duplicate && retried.sequence == fenced.sequence, "a retry under the same id: \(retried)")
             let last = try js.lastMessage(stream: stream, subject: a)
-            try check(last.sequence == second.sequence && last.payload == "2".bytes, "the stale write left nothing: \(last)")
+            try check(last.sequence == fenced.sequence && last.payload == "3".bytes, "the stale writes left nothing: \(last)")
             try js.deleteStream(stream)
         }
     }

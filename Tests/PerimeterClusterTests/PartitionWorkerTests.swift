@@ -1,0 +1,204 @@
+import Foundation
+import PerimeterCluster
+import PerimeterEngine
+import PerimeterFences
+import PerimeterGeometry
+import PerimeterNATS
+import PerimeterTestSupport
+import Testing
+
+/// Devices driving east along the equator through two fences, a few seconds apart, some with pauses.
+struct Drive {
+    static let fences = [
+        Fence(id: "depot", region: Region(.circle(center: Coordinate(latitude: 0, longitude: 0), radius: 300)), dwellTime: 30),
+        Fence(id: "yard", region: Region(.polygons([Polygon(rings: [[
+            Coordinate(latitude: -0.003, longitude: 0.008), Coordinate(latitude: -0.003, longitude: 0.012),
+            Coordinate(latitude: 0.003, longitude: 0.012), Coordinate(latitude: 0.003, longitude: 0.008),
+            Coordinate(latitude: -0.003, longitude: 0.008),
+        ]])]))),
+    ]
+
+    /// Every update, ordered by time (then device), as a client would send them.
+    static func updates(devices: Int, seed: UInt64) -> [LocationUpdate] {
+        var random = SplitMix64(seed: seed)
+        var all: [LocationUpdate] = []
+        let start = 1_780_000_000.0
+        for d in 0..<devices {
+            let id = DeviceID(d % 3 == 0 ? "van \(d).α*" : "van-\(d)")   // some ids need encoding
+            let latitude = Double(Int(random.next() % 5)) * 0.0005 - 0.001
+            var time = start + Double(random.next() % 20)
+            var longitude = -0.006
+            while longitude < 0.016 {
+                all.append(LocationUpdate(device: id, time: Date(timeIntervalSince1970: time), latitude: latitude, longitude: longitude))
+                time += 5
+                longitude += random.next() % 4 == 0 ? 0 : 0.0004   // a pause now and then: dwells
+            }
+        }
+        return all.sorted { ($0.time, $0.device) < ($1.time, $1.device) }
+    }
+
+    /// What one process gives for the same updates.
+    static func singleProcessEvents(_ updates: [LocationUpdate]) -> [GeofenceEvent] {
+        var engine = DetectionEngine(fences: fences)
+        var events: [GeofenceEvent] = []
+        for update in updates { _ = engine.process(update, into: &events) }
+        return events
+    }
+}
+
+/// A fresh layout (its own streams) on the shared server.
+func freshLayout(partitions: Int, js: JetStream) throws -> ClusterLayout {
+    let layout = ClusterLayout(prefix: "t\(UUID().uuidString.prefix(8).lowercased())", partitioning: DevicePartitioning(count: partitions)!)
+    try js.addStream(layout.inputStreamConfiguration())
+    try js.addStream(layout.eventStreamConfiguration())
+    return layout
+}
+
+func publishInput(_ updates: [LocationUpdate], js: JetStream, layout: ClusterLayout) throws {
+    for chunk in stride(from: 0, to: updates.count, by: 500) {
+        let messages = updates[chunk..<min(chunk + 500, updates.count)].map { InputRecord.update($0).message(in: layout) }
+        for result in js.publishBatch(messages) { _ = try result.get() }
+    }
+}
+
+/// Every stored event, in stream order.
+func storedEvents(js: JetStream, layout: ClusterLayout) throws -> [GeofenceEvent] {
+    let total = try js.streamState(layout.eventStream).messages
+    let consumer = try js.pullConsumer(stream: layout.eventStream, filterSubject: "\(layout.prefix).events.*", startSequence: 1)
+    defer { consumer.close() }
+    var messages: [StreamMessage] = []
+    while UInt64(messages.count) < total {
+        let batch = try consumer.fetch(max: 1000, timeout: .seconds(5))
+        if batch.isEmpty { throw Failed("read \(messages.count) of \(total) events") }
+        messages += batch
+    }
+    return try messages.map { message in
+        guard let event = EventRecord.event(message) else { throw Failed("message \(message.sequence) is not an event") }
+        try check(message.messageID == event.id, "message id = event id")
+        return event
+    }
+}
+
+/// Steps until the worker finds no more input.
+@discardableResult
+func drain(_ worker: PartitionWorker, maxMessages: Int = 200) throws -> PartitionWorker.Step {
+    while true {
+        let step = try worker.step(maxMessages: maxMessages, wait: .milliseconds(300))
+        if case .processed = step { continue }
+        return step
+    }
+}
+
+func perDevice(_ events: [GeofenceEvent]) -> [DeviceID: [String]] {
+    Dictionary(grouping: events, by: \.device).mapValues { $0.map(\.id) }
+}
+
+@Suite("Partition workers on a real nats-server", .disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))
+struct PartitionWorkerTests {
+    @Test func workersGiveTheSingleProcessEventsByIdAndPerDeviceOrder() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let layout = try freshLayout(partitions: 4, js: js)
+            let updates = Drive.updates(devices: 12, seed: 1)
+            try publishInput(updates, js: js, layout: layout)
+            let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: .seconds(30)))
+            var applied = 0
+            for partition in 0..<4 {
+                guard let lease = try PartitionLease.acquire(in: leases, partition: partition, owner: "w", duration: .seconds(30)) else {
+                    throw Failed("partition \(partition) not acquired")
+                }
+                let worker = try PartitionWorker(jetStream: js, layout: layout, lease: lease, engine: DetectionEngine(fences: Drive.fences))
+                try check(try drain(worker) == .idle, "drained")
+                applied += worker.statistics.updates
+                try check(worker.statistics.rejected == 0 && worker.statistics.malformed == 0, "\(worker.statistics)")
+                worker.stop(releasing: true)
+            }
+            try check(applied == updates.count, "every update applied once: \(applied) of \(updates.count)")
+            let expected = Drive.singleProcessEvents(updates)
+            let stored = try storedEvents(js: js, layout: layout)
+            try check(expected.count > 30, "a meaningful drive: \(expected.count) events")
+            try check(Set(expected.map(\.kind)).isSuperset(of: [.entry, .exit, .dwell]), "entries, exits and dwells")
+            try check(Set(stored.map(\.id)) == Set(expected.map(\.id)) && stored.count == expected.count, "same events by id")
+            try check(perDevice(stored) == perDevice(expected), "same per-device order")
+            try check(Set(stored) == Set(expected), "same events in every field")
+            try js.deleteKeyValue(leases.name)
+        }
+    }
+
+    @Test func aTakeoverAfterAnExpiredLeaseNeitherLosesNorDoublesAnEvent() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let layout = try freshLayout(partitions: 1, js: js)
+            let updates = Drive.updates(devices: 6, seed: 2)
+            try publishInput(updates, js: js, layout: layout)
+            let duration = Duration.seconds(1)
+            let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: duration))
+            guard let leaseA = try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-a", duration: duration) else {
+                throw Failed("not acquired")
+            }
+            let a = try PartitionWorker(jetStream: js, layout: layout, lease: leaseA, engine: DetectionEngine(fences: Drive.fences))
+            // worker-a processes about half, then hangs (a kill -9 would look the same to the others).
+            while a.inputSequence < UInt64(updates.count / 2) { _ = try a.step(maxMessages: 50) }
+            let storedByA = a.statistics.eventsStored
+            try check(storedByA > 0, "worker-a published events")
+
+            // worker-b takes the partition once the lease expired and replays the input from the start
+            // (no snapshot yet): the events worker-a stored come again with the same ids.
+            var leaseB: PartitionLease?
+            let deadline = Date().addingTimeInterval(10)
+            while leaseB == nil && Date() < deadline {
+                leaseB = try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-b", duration: duration)
+                if leaseB == nil { usleep(100_000) }
+            }
+            guard let leaseB else { throw Failed("worker-b never got the partition") }
+            let b = try PartitionWorker(jetStream: js, layout: layout, lease: leaseB, engine: DetectionEngine(fences: Drive.fences))
+            try check(try drain(b) == .idle, "worker-b drained")
+            try check(b.statistics.duplicateEvents == storedByA, "worker-b's replay of worker-a's events were all duplicates: \(b.statistics)")
+
+            // worker-a wakes up: it stops before processing anything.
+            try check(try a.step() == .leaseLost && a.stopped, "the stale worker stops")
+
+            let expected = Drive.singleProcessEvents(updates)
+            let stored = try storedEvents(js: js, layout: layout)
+            try check(stored.count == expected.count && Set(stored.map(\.id)) == Set(expected.map(\.id)), "0 lost, 0 doubled: \(stored.count) stored, \(expected.count) expected")
+            try check(perDevice(stored) == perDevice(expected), "per-device order")
+            try js.deleteKeyValue(leases.name)
+        }
+    }
+
+    @Test func aStaleWorkerWithDivergentEventsIsFencedByTheEventSequence() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let layout = try freshLayout(partitions: 1, js: js)
+            let updates = Drive.updates(devices: 4, seed: 3)
+            let half = updates.count / 2
+            try publishInput(Array(updates[..<half]), js: js, layout: layout)
+            let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: .seconds(30)))
+            // worker-a has a fence the others do not (a stale fence set): near the end of the route, so
+            // its events come in the second half, away from the other fences'.
+            let ghost = Fence(id: "ghost", region: Region(.circle(center: Coordinate(latitude: 0, longitude: 0.0145), radius: 80)))
+            let leaseA = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-a", duration: .seconds(30)))
+            let a = try PartitionWorker(jetStream: js, layout: layout, lease: leaseA, engine: DetectionEngine(fences: Drive.fences + [ghost]))
+            try drain(a)
+            // An operator (or a bug) frees the key while worker-a still believes in its lease; worker-b
+            // takes over, replays, and stores the second half's events.
+            try leases.delete(PartitionLease.key(0))
+            let leaseB = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-b", duration: .seconds(30)))
+            let b = try PartitionWorker(jetStream: js, layout: layout, lease: leaseB, engine: DetectionEngine(fences: Drive.fences))
+            try publishInput(Array(updates[half...]), js: js, layout: layout)
+            try check(try drain(b) == .idle, "worker-b drained")
+            try check(b.statistics.eventsStored > 0, "worker-b stored new events")
+            // worker-a, still valid by its own clock, goes on one update per batch: batches whose events
+            // worker-b stored are duplicates (harmless), and the first batch with an event of its own —
+            // the ghost fence's — is refused by the expected sequence; its renewal fails; it stops.
+            try check(leaseA.isValid, "worker-a still believes in its lease")
+            try check(try drain(a, maxMessages: 1) == .leaseLost, "worker-a stops")
+            try check(a.statistics.republished == 1 && a.statistics.duplicateEvents > 0, "refused once, after duplicates: \(a.statistics)")
+            let stored = try storedEvents(js: js, layout: layout)
+            try check(!stored.contains { $0.fence == "ghost" }, "no event of the stale worker's own was stored")
+            let expected = Drive.singleProcessEvents(updates)
+            try check(Set(stored.map(\.id)) == Set(expected.map(\.id)) && stored.count == expected.count, "exactly the expected events")
+            try js.deleteKeyValue(leases.name)
+        }
+    }
+}
