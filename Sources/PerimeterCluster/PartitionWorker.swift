@@ -65,6 +65,7 @@ public final class PartitionWorker {
     private let layout: ClusterLayout
     private let consumer: PullConsumer
     private var lastEventSequence: UInt64
+    private var lastTickSequence: UInt64
     private var renewedAt = ContinuousClock.now
 
     /// A worker for `lease`'s partition that continues `engine` from input sequence `startSequence`
@@ -77,6 +78,7 @@ public final class PartitionWorker {
         self.engine = engine
         inputSequence = startSequence > 0 ? startSequence - 1 : 0
         lastEventSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.eventStream, subject: layout.eventSubject(lease.partition))
+        lastTickSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.inputStream, subject: layout.tickSubject(lease.partition))
         consumer = try jetStream.pullConsumer(stream: layout.inputStream, filterSubject: layout.inputFilter(lease.partition),
                                              startSequence: max(startSequence, 1))
     }
@@ -109,6 +111,35 @@ public final class PartitionWorker {
             consumer.close()
         }
         if releasing { try? lease.release() }
+    }
+
+    /// Appends a tick of the owner's clock to the partition's input: when a later step reads it back,
+    /// every timer due by `time` fires, except those of `holding` (docs/cluster.md, "Time"). The timers
+    /// fire from the input, not from the clock directly, so that a replay after a takeover fires them at
+    /// the same point of the input.
+    /// - Returns: `false` when the lease is lost (the tick was refused: another owner ticks here now;
+    ///   the worker stopped).
+    @discardableResult
+    public func tick(to time: Date, holding: [DeviceID] = []) throws(NATSError) -> Bool {
+        guard try holdsLease() else {
+            stop(releasing: false)
+            return false
+        }
+        var message = InputRecord.tick(partition: partition, time: time, holding: holding.sorted()).message(in: layout)
+        while true {
+            message.options.expectedLastSubjectSequence = lastTickSequence
+            do {
+                lastTickSequence = try jetStream.publish(message.subject, message.payload, options: message.options).sequence
+                return true
+            } catch where error.reason == .wrongLastSequence {
+                guard lease.isValid, try lease.renew() else {
+                    stop(releasing: false)
+                    return false
+                }
+                renewedAt = .now
+                lastTickSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.inputStream, subject: layout.tickSubject(partition))
+            }
+        }
     }
 
     private func stop() -> Step {

@@ -202,3 +202,42 @@ struct PartitionWorkerTests {
         }
     }
 }
+
+@Suite("Partition clocks on a real nats-server", .disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))
+struct PartitionTickTests {
+    @Test func aTickFiresADwellAndAReplayFiresTheSameOne() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let layout = try freshLayout(partitions: 1, js: js)
+            let start = Date(timeIntervalSince1970: 1_780_000_000)
+            // A device enters the depot (dwell time 30 s) and falls silent.
+            try publishInput([LocationUpdate(device: "van-1", time: start, latitude: 0, longitude: 0.005),
+                              LocationUpdate(device: "van-1", time: start.addingTimeInterval(5), latitude: 0, longitude: 0)],
+                             js: js, layout: layout)
+            let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: .seconds(30)))
+            let lease = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-a", duration: .seconds(30)))
+            let a = try PartitionWorker(jetStream: js, layout: layout, lease: lease, engine: DetectionEngine(fences: Drive.fences))
+            try drain(a)
+            try check(try storedEvents(js: js, layout: layout).map(\.kind) == [.entry], "the entry only, no dwell yet")
+            // The owner's clock ticks: the dwell fires when the tick is read back, dated when it fell due.
+            try check(try a.tick(to: start.addingTimeInterval(20)), "tick")
+            try check(try a.tick(to: start.addingTimeInterval(60)), "tick")
+            try drain(a)
+            let events = try storedEvents(js: js, layout: layout)
+            try check(events.map(\.kind) == [.entry, .dwell], "entry then dwell: \(events.map(\.kind))")
+            try check(events.last?.time == start.addingTimeInterval(35), "the dwell is dated when it fell due")
+            try check(a.statistics.ticks == 2, "\(a.statistics)")
+
+            // A new owner replays the input, ticks included: the same events, all duplicates.
+            try a.lease.release()
+            let leaseB = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-b", duration: .seconds(30)))
+            let b = try PartitionWorker(jetStream: js, layout: layout, lease: leaseB, engine: DetectionEngine(fences: Drive.fences))
+            try drain(b)
+            try check(b.statistics.duplicateEvents == 2 && b.statistics.eventsStored == 0, "the replay fired the same dwell: \(b.statistics)")
+            // The old owner's clock stops with its lease; the new owner's goes on from the last tick.
+            try check(try a.tick(to: start.addingTimeInterval(90)) == false && a.stopped, "a released owner cannot tick")
+            try check(try b.tick(to: start.addingTimeInterval(120)), "the new owner ticks")
+            try js.deleteKeyValue(leases.name)
+        }
+    }
+}
