@@ -5,7 +5,7 @@ import PerimeterNATS
 /// (docs/cluster.md, "The picture").
 ///
 /// - input: stream `<prefix>_INPUT`, subjects `<prefix>.in.<p>.<device token>` for updates and
-///   `<prefix>.in.<p>.~tick` for the owner's clock (no device id encodes to `~tick`);
+///   `<prefix>.in.<p>.=tick` for the owner's clock (no device id encodes to `=tick`);
 /// - events: stream `<prefix>_EVENTS`, subject `<prefix>.events.<p>`.
 public struct ClusterLayout: Sendable, Equatable {
     /// The subject prefix (one token, e.g. `perimeter`); stream names use it upper-cased.
@@ -25,7 +25,7 @@ public struct ClusterLayout: Sendable, Equatable {
     /// The events stream's name.
     public var eventStream: String { "\(prefix.uppercased())_EVENTS" }
     /// The token of tick records (not the encoding of any device id).
-    public static let tickToken = "~tick"
+    public static let tickToken = "=tick"
 
     /// The subject an update of `device` is published to.
     public func inputSubject(of device: DeviceID) -> String {

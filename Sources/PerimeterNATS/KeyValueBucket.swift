@@ -143,30 +143,76 @@ public final class KeyValueBucket: @unchecked Sendable {
         return revision
     }
 
-    /// Writes `value` only if the key has no value (never written, or deleted).
+    /// Writes `value` only if the key has no value (never written, deleted, or expired).
     /// - Returns: the new revision.
     /// - Throws: ``NATSError/Reason/wrongLastSequence`` when the key holds a value.
     @discardableResult
     public func create(_ key: String, _ value: [UInt8]) throws(NATSError) -> UInt64 {
-        var revision: UInt64 = 0
-        let status = value.withUnsafeBytes { kvStore_Create(&revision, store, key, $0.baseAddress, Int32($0.count)) }
-        let code = status == NATS_OK ? jsErrCode(0) : KeyValueBucket.lastJetStreamCode(status)
-        try NATSError.check(status, "create \(name)/\(key)", code: code)
-        return revision
+        // Written here rather than with kvStore_Create: that call reads the key again after a refusal,
+        // and when the key expires in between, the refusal's JetStream code is lost.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try write(key, value, expecting: 0, operation: "create")
+            } catch where error.reason == .wrongLastSequence {
+                // The key's last revision may be a delete or purge marker: then it has no value.
+                guard let marker = try lastMarker(key) else {
+                    if attempt < 3 { continue }   // it expired just now: try again
+                    throw error
+                }
+                guard let revision = marker.deletedAt else { throw error }
+                do {
+                    return try write(key, value, expecting: revision, operation: "create")
+                } catch where error.reason == .wrongLastSequence && attempt < 3 {
+                    continue
+                }
+            }
+        }
     }
 
-    /// Writes `value` only if the key's latest revision is `expectedRevision` (compare-and-set).
+    /// Writes `value` only if the key's latest revision is `expectedRevision` (compare-and-set; 0: only
+    /// if the key was never written or its revisions expired).
     /// - Returns: the new revision.
     /// - Throws: ``NATSError/Reason/wrongLastSequence`` when another write came first.
     @discardableResult
     public func update(_ key: String, _ value: [UInt8], expectedRevision: UInt64) throws(NATSError) -> UInt64 {
-        var revision: UInt64 = 0
-        let status = value.withUnsafeBytes {
-            kvStore_Update(&revision, store, key, $0.baseAddress, Int32($0.count), expectedRevision)
+        try write(key, value, expecting: expectedRevision, operation: "update")
+    }
+
+    /// Every revision the bucket still holds from `revision` on (1: all), in revision order, and then
+    /// every new write: a pull consumer on the bucket's stream. A fence feed replays from a snapshot's
+    /// fence revision this way.
+    public func changes(from revision: UInt64) throws(NATSError) -> KeyValueChanges {
+        KeyValueChanges(bucket: name, consumer: try jetStream.pullConsumer(stream: "KV_\(name)", filterSubject: "$KV.\(name).>",
+                                                                           startSequence: max(revision, 1)))
+    }
+
+    /// A put of `key` fenced by the expected last revision (a publish to the bucket's subject, so the
+    /// server's refusal comes back with its JetStream code).
+    private func write(_ key: String, _ value: [UInt8], expecting revision: UInt64, operation: String) throws(NATSError) -> UInt64 {
+        do {
+            return try jetStream.publish("$KV.\(name).\(key)", value,
+                                         options: PublishOptions(expectedLastSubjectSequence: revision, expectedStream: "KV_\(name)")).sequence
+        } catch {
+            var renamed = error
+            renamed.operation = "\(operation) \(name)/\(key)" + (revision > 0 ? " at revision \(revision)" : "")
+            throw renamed
         }
-        let code = status == NATS_OK ? jsErrCode(0) : KeyValueBucket.lastJetStreamCode(status)
-        try NATSError.check(status, "update \(name)/\(key) at revision \(expectedRevision)", code: code)
-        return revision
+    }
+
+    /// The key's last revision as stored: `nil` when there is none; `deletedAt` is its revision when it
+    /// is a delete or purge marker.
+    private func lastMarker(_ key: String) throws(NATSError) -> (revision: UInt64, deletedAt: UInt64?)? {
+        var message: OpaquePointer?
+        var code = jsErrCode(0)
+        let status = js_GetLastMsg(&message, jetStream.context, "KV_\(name)", "$KV.\(name).\(key)", nil, &code)
+        if status == NATS_NOT_FOUND || Int(code.rawValue) == 10037 { return nil }
+        try NATSError.check(status, "read \(name)/\(key)", code: code)
+        defer { natsMsg_Destroy(message) }
+        let revision = natsMsg_GetSequence(message)
+        let operation = perimeter_nats_msg_header(message, "KV-Operation").map { String(cString: $0) }
+        return (revision, operation == "DEL" || operation == "PURGE" ? revision : nil)
     }
 
     /// Deletes the key (a delete marker: watchers see it, ``get(_:)`` answers `nil`).
@@ -185,26 +231,50 @@ public final class KeyValueBucket: @unchecked Sendable {
     }
 
     /// Watches `keys` (a key, or a pattern with `*` and `>`; `>` is every key): first the latest
-    /// revision of each matching key (all revisions with `includeHistory`), then
-    /// ``KeyValueWatcher/Update/caughtUp``, then every new write, in revision order.
-    public func watch(_ keys: String = ">", includeHistory: Bool = false, ignoreDeletes: Bool = false) throws(NATSError) -> KeyValueWatcher {
+    /// revision of each matching key, then ``KeyValueWatcher/Update/caughtUp``, then every new write, in
+    /// revision order. (For every revision from a given one on, use ``changes(from:)``: libnats 3.4.1
+    /// refuses a watch with history.)
+    public func watch(_ keys: String = ">", ignoreDeletes: Bool = false) throws(NATSError) -> KeyValueWatcher {
         var options = kvWatchOptions()
         try NATSError.check(kvWatchOptions_Init(&options), "watch options")
-        options.IncludeHistory = includeHistory
         options.IgnoreDeletes = ignoreDeletes
         var watcher: OpaquePointer?
         try NATSError.check(kvStore_Watch(&watcher, store, keys, &options), "watch \(name)/\(keys)")
         return KeyValueWatcher(watcher!, bucket: self, keys: keys)
     }
+}
 
-    /// The JetStream code behind a failed key-value write. libnats reports a conditional write's
-    /// refusal as a status only; its text names the server's error, whose code is taken from there.
-    private static func lastJetStreamCode(_ status: natsStatus) -> jsErrCode {
-        var last = NATS_OK
-        guard let text = nats_GetLastError(&last).map({ String(cString: $0) }) else { return jsErrCode(0) }
-        if text.contains("wrong last sequence") { return jsErrCode(UInt32(NATSError.wrongLastSequenceCode)) }
-        return jsErrCode(0)
+/// The revisions of a bucket in order (``KeyValueBucket/changes(from:)``). Use from one thread.
+public final class KeyValueChanges: @unchecked Sendable {
+    /// The bucket read.
+    public let bucket: String
+    private let consumer: PullConsumer
+    private let prefix: String
+
+    init(bucket: String, consumer: PullConsumer) {
+        self.bucket = bucket
+        self.consumer = consumer
+        prefix = "$KV.\(bucket)."
     }
+
+    deinit { consumer.close() }
+
+    /// The next revisions (at most `max`), waiting at most `timeout` for the first; empty when none came.
+    public func next(max: Int = 1000, timeout: Duration) throws(NATSError) -> [KeyValueEntry] {
+        try consumer.fetch(max: max, timeout: timeout).map { message in
+            let operation: KeyValueEntry.Operation = switch message.keyValueOperation {
+            case "DEL": .delete
+            case "PURGE": .purge
+            default: .put
+            }
+            return KeyValueEntry(key: message.subject.hasPrefix(prefix) ? String(message.subject.dropFirst(prefix.count)) : message.subject,
+                                 value: operation == .put ? message.payload : [], revision: message.sequence,
+                                 createdNanoseconds: message.storedAtNanoseconds, operation: operation)
+        }
+    }
+
+    /// Stops reading (removes the consumer). Idempotent.
+    public func close() { consumer.close() }
 }
 
 /// A running watch of a bucket's keys (``KeyValueBucket/watch(_:includeHistory:ignoreDeletes:)``).

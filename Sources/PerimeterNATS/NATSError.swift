@@ -43,6 +43,12 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
         self.text = text
     }
 
+    /// A timeout of `operation` that happened above the client (a wait of Perimeter's own).
+    public static func timeout(_ operation: String, _ text: String) -> NATSError {
+        NATSError(operation: operation, status: Int32(bitPattern: NATS_TIMEOUT.rawValue), statusText: "Timeout",
+                  jetStreamCode: 0, text: text)
+    }
+
     /// The JetStream code of a stale expected sequence (`JSStreamWrongLastSequenceErr`).
     public static let wrongLastSequenceCode = 10071
 
@@ -69,10 +75,12 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The error for a failed call: `status` as returned, the JetStream code if the call reported one,
-    /// and the text of the client's last error on this thread (read at once, before another call).
+    /// and the text of the client's last error on this thread (read at once, before another call) when
+    /// it is about this status — the client keeps an older failure's text until a new one replaces it.
     static func failed(_ operation: @autoclosure () -> String, _ status: natsStatus, code: jsErrCode = jsErrCode(0)) -> NATSError {
         var lastStatus = NATS_OK
-        let last = nats_GetLastError(&lastStatus).map { String(cString: $0) } ?? ""
+        let lastText = nats_GetLastError(&lastStatus).map { String(cString: $0) } ?? ""
+        let last = lastStatus == status ? lastText : ""
         let statusText = natsStatus_GetText(status).map { String(cString: $0) } ?? "status \(status.rawValue)"
         return NATSError(operation: operation(), status: Int32(bitPattern: status.rawValue), statusText: statusText,
                          jetStreamCode: Int(code.rawValue), text: last.isEmpty ? statusText : last)

@@ -161,6 +161,8 @@ public struct StreamMessage: Sendable, Equatable {
     public var messageID: String?
     /// When the stream stored it, in nanoseconds since 1970 (UTC); 0 when unknown.
     public var storedAtNanoseconds: Int64
+    /// The key-value operation header (`KV-Operation`: `DEL`, `PURGE`), for messages of a bucket's stream.
+    var keyValueOperation: String?
 
     /// A message with these parts.
     public init(subject: String, payload: [UInt8], sequence: UInt64, messageID: String?, storedAtNanoseconds: Int64) {
@@ -186,6 +188,7 @@ public struct StreamMessage: Sendable, Equatable {
         }
         self.sequence = sequence
         messageID = perimeter_nats_msg_header(message, "Nats-Msg-Id").map { String(cString: $0) }
+        keyValueOperation = perimeter_nats_msg_header(message, "KV-Operation").map { String(cString: $0) }
         storedAtNanoseconds = time
     }
 }

@@ -11,15 +11,18 @@ import Foundation
 ///   canonically equivalent are the same device (`DeviceID` compares that way) and must
 ///   land in the same subject and partition;
 /// - each UTF-8 byte that is an ASCII letter, digit, `-` or `_` stays as it is; every other byte
-///   becomes `~` and two upper-case hex digits (`.` → `~2E`, `~` → `~7E`, `é` → `~C3~A9`);
-/// - the empty id becomes `~` alone, which no other id encodes to.
+///   becomes `=` and two upper-case hex digits, as in quoted-printable (`.` → `=2E`, `=` → `=3D`,
+///   `é` → `=C3=A9`);
+/// - the empty id becomes `=` alone, which no other id encodes to.
 ///
 /// The encoding is injective and decodable; an id of n bytes gives at most 3n characters, and the
-/// ASCII ids fleets usually use (`van-7`, `TRK_0042`) stay readable and unchanged.
+/// ASCII ids fleets usually use (`van-7`, `TRK_0042`) stay readable and unchanged. Its output is also a
+/// valid JetStream key-value key (letters, digits, `-`, `_`, `=`, `/`, `.`), so fence and device ids
+/// can name keys the same way.
 public enum SubjectToken {
     /// The token for `identifier`.
     public static func encode(_ identifier: String) -> String {
-        if identifier.isEmpty { return "~" }
+        if identifier.isEmpty { return "=" }
         let text = isASCII(identifier) ? identifier : identifier.precomposedStringWithCanonicalMapping
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
@@ -28,7 +31,7 @@ public enum SubjectToken {
             if isPlain(byte) {
                 bytes.append(byte)
             } else {
-                bytes.append(UInt8(ascii: "~"))
+                bytes.append(UInt8(ascii: "="))
                 bytes.append(hex[Int(byte >> 4)])
                 bytes.append(hex[Int(byte & 0xF)])
             }
@@ -37,10 +40,10 @@ public enum SubjectToken {
     }
 
     /// The identifier a token encodes (in NFC), or `nil` when `token` is not an encoding's output:
-    /// a byte outside the plain set unescaped, a `~` not followed by two upper-case hex digits, an
+    /// a byte outside the plain set unescaped, a `=` not followed by two upper-case hex digits, an
     /// escape of a plain byte, or bytes that are not UTF-8.
     public static func decode(_ token: Substring) -> String? {
-        if token == "~" { return "" }
+        if token == "=" { return "" }
         guard !token.isEmpty else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(token.utf8.count)
@@ -50,7 +53,7 @@ public enum SubjectToken {
                 bytes.append(byte)
                 continue
             }
-            guard byte == UInt8(ascii: "~"), let high = iterator.next().flatMap(hexValue),
+            guard byte == UInt8(ascii: "="), let high = iterator.next().flatMap(hexValue),
                   let low = iterator.next().flatMap(hexValue) else { return nil }
             let decoded = high << 4 | low
             guard !isPlain(decoded) else { return nil }   // one spelling per id

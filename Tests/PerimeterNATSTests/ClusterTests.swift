@@ -51,7 +51,8 @@ struct ClusterTests {
             try check(renewed > revision, "lease renewed after a server's loss")
             let state = try js.streamState(stream)
             try check(state.messages == 101, "101 distinct events stored once each, found \(state.messages)")
-            let consumer = try js.pullConsumer(stream: stream, filterSubject: "events.p1", startSequence: 1)
+            // Creating a replicated consumer waits for its group's leader, slower right after a server's loss.
+            let consumer = try eventually(seconds: 40) { try js.pullConsumer(stream: stream, filterSubject: "events.p1", startSequence: 1) }
             var ids: [String] = []
             while ids.count < 101 {
                 let fetched = try consumer.fetch(max: 200, timeout: .seconds(10))

@@ -36,6 +36,11 @@ struct KeyValueTests {
             let again = try kv.create("lease", "worker-b".bytes)
             try check(again > updated, "re-created at a newer revision")
             try check(try kv.keys() == ["lease"], "keys")
+            // An encoded id is a valid key (fences are kept under their encoded ids).
+            let key = SubjectToken.encode("Café ~ *.>/=")
+            try kv.put(key, "fence".bytes)
+            try check(try kv.get(key)?.text == "fence", "an encoded id as a key")
+            try check(SubjectToken.decode(try kv.keys().first { $0 != "lease" } ?? "") == "Café ~ *.>/=", "the key decodes")
             try js.deleteKeyValue(kv.name)
         }
     }

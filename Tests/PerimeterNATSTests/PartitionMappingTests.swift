@@ -14,7 +14,7 @@ struct PartitionMappingTests {
             // Random ids of every kind, encoded to one token each; the server maps ptest.in<N>.<token>
             // to ptest.out<N>.<its partition>.<token>.
             var random = SplitMix64(seed: UInt64(count))
-            let alphabet = Array("abcXYZ019-_. *>~é漢🚐\t")
+            let alphabet = Array("abcXYZ019-_. *>~=é漢🚐\t")
             var tokens: [String] = []
             for i in 0..<400 {
                 let length = 1 + Int(random.next() % 16)
