@@ -72,7 +72,9 @@ let package = Package(
         // MARK: Cluster (docs/cluster.md): libnats is imported by PerimeterNATS only.
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .target(name: "PerimeterNATS", dependencies: ["CNATS"]),
-        .target(name: "PerimeterCluster", dependencies: ["PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeometry"]),
+        .target(name: "PerimeterCluster", dependencies: [
+            "PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
+        ]),
 
         // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
         .target(name: "PerimeterBenchmarks", dependencies: [
@@ -118,7 +120,8 @@ let package = Package(
         ]),
         .testTarget(name: "PerimeterNATSTests", dependencies: ["PerimeterTestSupport", "PerimeterNATS"]),
         .testTarget(name: "PerimeterClusterTests", dependencies: [
-            "PerimeterTestSupport", "PerimeterCluster", "PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeometry",
+            "PerimeterTestSupport", "PerimeterCluster", "PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
+            "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
         .testTarget(name: "MapboxTutorialTests", dependencies: [

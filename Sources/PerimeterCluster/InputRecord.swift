@@ -9,8 +9,10 @@ public enum InputRecord: Sendable, Equatable {
     /// A location update (the device comes from the subject's token).
     case update(LocationUpdate)
     /// The clock of `partition`'s owner: fire every timer due by `time`, except those of `holding`
-    /// (devices heard from too recently, which the live-service rules leave to their own updates).
-    case tick(partition: Int, time: Date, holding: [DeviceID])
+    /// (devices heard from too recently, which the live-service rules leave to their own updates); then
+    /// apply the fence changes up to `fenceRevision` (0: none), the revision of the fences bucket the
+    /// owner had received (``FenceFeed``).
+    case tick(partition: Int, time: Date, holding: [DeviceID], fenceRevision: UInt64)
 
     /// The message for this record in `layout`, with its message id: an update's id is its identity
     /// (device, time, position), so a client's retry is stored once; a tick has none (its expected
@@ -23,8 +25,8 @@ public enum InputRecord: Sendable, Equatable {
             let id = "u.\(token).\(update.time.timeIntervalSince1970.bitPattern).\(update.coordinate.latitude.bitPattern).\(update.coordinate.longitude.bitPattern)"
             return OutgoingMessage(subject: layout.inputSubject(of: update.device), payload: InputRecord.encode(wire),
                                    options: PublishOptions(messageID: id))
-        case .tick(let partition, let time, let holding):
-            let wire = TickWire(t: time.timeIntervalSince1970, holding: holding.map(\.rawValue))
+        case .tick(let partition, let time, let holding, let fenceRevision):
+            let wire = TickWire(t: time.timeIntervalSince1970, holding: holding.map(\.rawValue), fences: fenceRevision)
             return OutgoingMessage(subject: layout.tickSubject(partition), payload: InputRecord.encode(wire))
         }
     }
@@ -41,7 +43,8 @@ public enum InputRecord: Sendable, Equatable {
             guard let wire = try? JSONDecoder().decode(TickWire.self, from: data) else {
                 throw InputRecordError(sequence: message.sequence, problem: "a tick's payload is not a tick")
             }
-            self = .tick(partition: partition, time: Date(timeIntervalSince1970: wire.t), holding: wire.holding.map { DeviceID($0) })
+            self = .tick(partition: partition, time: Date(timeIntervalSince1970: wire.t), holding: wire.holding.map { DeviceID($0) },
+                         fenceRevision: wire.fences)
             return
         }
         guard let device = SubjectToken.decode(parts[3]) else {
@@ -81,6 +84,7 @@ public enum InputRecord: Sendable, Equatable {
     private struct TickWire: Codable {
         var t: Double
         var holding: [String]
+        var fences: UInt64
     }
 }
 

@@ -64,15 +64,19 @@ public final class PartitionWorker {
     private let jetStream: JetStream
     private let layout: ClusterLayout
     private let consumer: PullConsumer
+    private let fences: FenceFeed?
     private var lastEventSequence: UInt64
     private var lastTickSequence: UInt64
     private var renewedAt = ContinuousClock.now
 
     /// A worker for `lease`'s partition that continues `engine` from input sequence `startSequence`
-    /// (1: from the beginning; a snapshot's covered sequence + 1 after a restore).
+    /// (1: from the beginning; a snapshot's covered sequence + 1 after a restore). With `fences`, the
+    /// fence set follows the fences bucket at the points the ticks record; `engine` then holds the
+    /// fences as of the start (none, from the beginning).
     public init(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, engine: DetectionEngine,
-                startSequence: UInt64 = 1) throws(NATSError) {
+                startSequence: UInt64 = 1, fences: FenceFeed? = nil) throws(NATSError) {
         self.jetStream = jetStream
+        self.fences = fences
         self.layout = layout
         self.lease = lease
         self.engine = engine
@@ -94,7 +98,13 @@ public final class PartitionWorker {
         if messages.isEmpty { return .idle }
         var events: [GeofenceEvent] = []
         for message in messages {
-            apply(message, into: &events)
+            do {
+                try apply(message, into: &events)
+            } catch {
+                // The fence set cannot be brought to where the input says: going on would diverge.
+                stop(releasing: true)
+                throw error
+            }
         }
         guard try holdsLease() else { return stop() }
         guard try publish(events) else { return stop() }
@@ -125,7 +135,9 @@ public final class PartitionWorker {
             stop(releasing: false)
             return false
         }
-        var message = InputRecord.tick(partition: partition, time: time, holding: holding.sorted()).message(in: layout)
+        try fences?.poll()
+        let tick = InputRecord.tick(partition: partition, time: time, holding: holding.sorted(), fenceRevision: fences?.receivedRevision ?? 0)
+        var message = tick.message(in: layout)
         while true {
             message.options.expectedLastSubjectSequence = lastTickSequence
             do {
@@ -147,7 +159,7 @@ public final class PartitionWorker {
         return .leaseLost
     }
 
-    private func apply(_ message: StreamMessage, into events: inout [GeofenceEvent]) {
+    private func apply(_ message: StreamMessage, into events: inout [GeofenceEvent]) throws(NATSError) {
         let record: InputRecord
         do {
             record = try InputRecord(message, in: layout)
@@ -159,8 +171,11 @@ public final class PartitionWorker {
         switch record {
         case .update(let update):
             if engine.process(update, into: &events) == nil { statistics.updates += 1 } else { statistics.rejected += 1 }
-        case .tick(_, let time, let holding):
+        case .tick(_, let time, let holding, let fenceRevision):
             engine.advance(to: time, holding: Set(holding), into: &events)
+            if let fences, fenceRevision > 0 {
+                FenceFeed.apply(try fences.take(through: fenceRevision), to: &engine)
+            }
             statistics.ticks += 1
         }
     }

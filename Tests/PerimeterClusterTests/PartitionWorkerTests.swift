@@ -2,6 +2,7 @@ import Foundation
 import PerimeterCluster
 import PerimeterEngine
 import PerimeterFences
+import PerimeterGeoJSON
 import PerimeterGeometry
 import PerimeterNATS
 import PerimeterTestSupport
@@ -238,6 +239,76 @@ struct PartitionTickTests {
             try check(try a.tick(to: start.addingTimeInterval(90)) == false && a.stopped, "a released owner cannot tick")
             try check(try b.tick(to: start.addingTimeInterval(120)), "the new owner ticks")
             try js.deleteKeyValue(leases.name)
+        }
+    }
+}
+
+@Suite("Fences from the bucket, applied at ticks", .disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))
+struct FenceFeedTests {
+    static func square(_ id: String, longitude: Double, half: Double) -> [UInt8] {
+        let ring = [[longitude - half, -half], [longitude + half, -half], [longitude + half, half], [longitude - half, half], [longitude - half, -half]]
+        let coordinates = ring.map { "[\($0[0]),\($0[1])]" }.joined(separator: ",")
+        return Array(#"{"type":"Feature","id":"\#(id)","geometry":{"type":"Polygon","coordinates":[[\#(coordinates)]]},"properties":{}}"#.utf8)
+    }
+
+    @Test func fenceChangesTakeEffectAtTheTickThatRecordsThemAndReplayTheSame() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let layout = try freshLayout(partitions: 1, js: js)
+            let fenceBucket = try js.createKeyValue(KeyValueConfiguration(bucket: "fences_\(UUID().uuidString.prefix(8).lowercased())", history: 10))
+            let depot = FenceFeedTests.square("depot", longitude: 0, half: 0.0025)
+            let yard = FenceFeedTests.square("yard é", longitude: 0.01, half: 0.002)   // an id that needs encoding
+            try fenceBucket.put(FenceFeed.key(of: "depot"), depot)
+            try fenceBucket.put(FenceFeed.key(of: "yard é"), yard)
+            let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: .seconds(30)))
+            let leaseA = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-a", duration: .seconds(30)))
+            let feedA = try FenceFeed(bucket: fenceBucket)
+            let a = try PartitionWorker(jetStream: js, layout: layout, lease: leaseA, engine: DetectionEngine(), fences: feedA)
+            let updates = Drive.updates(devices: 6, seed: 4)
+            let half = updates.count * 4 / 5   // late enough that devices reached the yard
+            let before = updates[0].time.addingTimeInterval(-1)
+            // Input: a tick with both fences, most updates, a tick after the yard was removed, the rest.
+            try feedA.poll(wait: .seconds(2))
+            try check(feedA.receivedRevision == 2, "the feed has both fences: \(feedA.receivedRevision)")
+            try check(try a.tick(to: before), "tick")
+            try publishInput(Array(updates[..<half]), js: js, layout: layout)
+            try fenceBucket.delete(FenceFeed.key(of: "yard é"))
+            try feedA.poll(wait: .seconds(2))
+            try check(feedA.receivedRevision == 3, "the feed has the removal: \(feedA.receivedRevision)")
+            try check(try a.tick(to: before), "tick")
+            try publishInput(Array(updates[half...]), js: js, layout: layout)
+            try check(try drain(a) == .idle, "drained")
+            try check(a.statistics.ticks == 2 && a.statistics.malformed == 0, "\(a.statistics)")
+
+            // One process with the same fences and the same change at the same point.
+            let loaded = FenceLoader().load(GeoJSONReader().read(Array(#"{"type":"FeatureCollection","features":["#.utf8) + depot + Array(",".utf8) + yard + Array("]}".utf8)))
+            var engine = DetectionEngine(fences: loaded.fences)
+            var expected: [GeofenceEvent] = []
+            for update in updates[..<half] { _ = engine.process(update, into: &expected) }
+            _ = engine.remove(id: "yard é")
+            for update in updates[half...] { _ = engine.process(update, into: &expected) }
+            try check(loaded.fences.count == 2, "both features load: \(loaded.problems)")
+            try check(Set(expected.map(\.fence)) == ["depot", "yard é"], "both fences fired: \(Set(expected.map(\.fence)))")
+            // Without the removal the yard would report exits after the cut: the change point matters.
+            var unchanged = DetectionEngine(fences: loaded.fences)
+            var withoutRemoval: [GeofenceEvent] = []
+            for update in updates { _ = unchanged.process(update, into: &withoutRemoval) }
+            try check(withoutRemoval.contains { $0.fence == "yard é" && $0.time >= updates[half].time }, "yard events after the cut")
+            try check(!expected.contains { $0.fence == "yard é" && $0.time >= updates[half].time }, "none once removed")
+
+            let stored = try storedEvents(js: js, layout: layout)
+            try check(Set(stored) == Set(expected) && stored.count == expected.count, "the fence change took effect at its tick")
+            try check(perDevice(stored) == perDevice(expected), "per-device order")
+
+            // A new owner replays from the start with an empty engine: the same fence history, the same events.
+            try leaseA.release()
+            let leaseB = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-b", duration: .seconds(30)))
+            let b = try PartitionWorker(jetStream: js, layout: layout, lease: leaseB, engine: DetectionEngine(),
+                                        fences: FenceFeed(bucket: fenceBucket))
+            try check(try drain(b) == .idle, "drained")
+            try check(b.statistics.eventsStored == 0 && b.statistics.duplicateEvents == expected.count, "a replay stores nothing new: \(b.statistics)")
+            try js.deleteKeyValue(leases.name)
+            try js.deleteKeyValue(fenceBucket.name)
         }
     }
 }
