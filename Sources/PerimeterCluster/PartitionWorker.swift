@@ -1,5 +1,6 @@
 import Foundation
 import PerimeterEngine
+import PerimeterFences
 import PerimeterNATS
 
 /// The owner's side of one partition: reads the partition's input stream into a ``DetectionEngine``
@@ -60,6 +61,9 @@ public final class PartitionWorker {
     public private(set) var lastMalformed: InputRecordError?
     /// Whether the worker has stopped (lease lost).
     public private(set) var stopped = false
+    /// The last fence revision applied (0: none from the fences bucket).
+    public private(set) var fenceRevision: UInt64
+    private var snapshotRevision: UInt64?
 
     private let jetStream: JetStream
     private let layout: ClusterLayout
@@ -74,9 +78,10 @@ public final class PartitionWorker {
     /// fence set follows the fences bucket at the points the ticks record; `engine` then holds the
     /// fences as of the start (none, from the beginning).
     public init(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, engine: DetectionEngine,
-                startSequence: UInt64 = 1, fences: FenceFeed? = nil) throws(NATSError) {
+                startSequence: UInt64 = 1, fences: FenceFeed? = nil, fenceRevision: UInt64 = 0) throws(NATSError) {
         self.jetStream = jetStream
         self.fences = fences
+        self.fenceRevision = fenceRevision
         self.layout = layout
         self.lease = lease
         self.engine = engine
@@ -154,6 +159,60 @@ public final class PartitionWorker {
         }
     }
 
+    /// The partition's state now: what a new owner restores to continue after ``inputSequence``.
+    public func snapshot() -> PartitionSnapshot {
+        PartitionSnapshot(partition: partition, inputSequence: inputSequence, fenceRevision: fenceRevision,
+                          devices: engine.deviceSnapshots, engineState: engine.engineState)
+    }
+
+    /// Saves ``snapshot()`` while the lease holds, by compare-and-set on the snapshot it last saw.
+    /// - Returns: `false` when the lease is lost (the worker stopped; nothing was written).
+    @discardableResult
+    public func saveSnapshot(to store: SnapshotStore) throws(NATSError) -> Bool {
+        guard try holdsLease() else { return stop() != .leaseLost }
+        let snapshot = snapshot()
+        for _ in 0..<2 {
+            var previous: UInt64 = 0
+            if let known = snapshotRevision {
+                previous = known
+            } else if let entry = try store.bucket.get(PartitionLease.key(partition)) {
+                previous = entry.revision
+            }
+            do {
+                snapshotRevision = try store.save(snapshot, previousRevision: previous)
+                return true
+            } catch where error.reason == .wrongLastSequence {
+                // Someone else saved one: a new owner (then our renewal fails), or a stale one.
+                snapshotRevision = nil
+                guard lease.isValid, try lease.renew() else { return stop() != .leaseLost }
+                renewedAt = .now
+            }
+        }
+        return false
+    }
+
+    /// A worker that continues `partition` from its latest snapshot in `snapshots` (or from the start
+    /// when there is none): the engine gets the fences (from `fenceBucket` up to the snapshot's fence
+    /// revision, with a feed that goes on from there; or the fixed `fences`), then the snapshot's
+    /// devices, and reads the input from the sequence after the snapshot's.
+    public static func resume(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, snapshots: SnapshotStore,
+                              configuration: DetectionEngine.Configuration = DetectionEngine.Configuration(),
+                              fences: [Fence] = [], fenceBucket: KeyValueBucket? = nil) throws -> PartitionWorker {
+        let latest = try snapshots.latest(lease.partition)?.snapshot
+        var engine = DetectionEngine(fences: fences, configuration: configuration)
+        var feed: FenceFeed?
+        if let fenceBucket {
+            feed = try FenceFeed(bucket: fenceBucket)
+            if let latest, latest.fenceRevision > 0 {
+                FenceFeed.apply(try feed!.take(through: latest.fenceRevision), to: &engine)
+            }
+        }
+        if let latest { try latest.restore(into: &engine) }
+        return try PartitionWorker(jetStream: jetStream, layout: layout, lease: lease, engine: engine,
+                                   startSequence: (latest?.inputSequence ?? 0) + 1, fences: feed,
+                                   fenceRevision: latest?.fenceRevision ?? 0)
+    }
+
     private func stop() -> Step {
         stop(releasing: false)
         return .leaseLost
@@ -173,8 +232,9 @@ public final class PartitionWorker {
             if engine.process(update, into: &events) == nil { statistics.updates += 1 } else { statistics.rejected += 1 }
         case .tick(_, let time, let holding, let fenceRevision):
             engine.advance(to: time, holding: Set(holding), into: &events)
-            if let fences, fenceRevision > 0 {
+            if let fences, fenceRevision > self.fenceRevision {
                 FenceFeed.apply(try fences.take(through: fenceRevision), to: &engine)
+                self.fenceRevision = fenceRevision
             }
             statistics.ticks += 1
         }

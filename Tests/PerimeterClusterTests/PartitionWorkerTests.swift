@@ -312,3 +312,68 @@ struct FenceFeedTests {
         }
     }
 }
+
+@Suite("Partition snapshots")
+struct PartitionSnapshotTests {
+    @Test func aSnapshotRoundTripsEveryField() throws {
+        var engine = DetectionEngine(fences: Drive.fences)
+        for update in Drive.updates(devices: 5, seed: 5).prefix(150) { _ = engine.process(update) }
+        let fix = DetectionEngine.FixSnapshot(time: 1.5, coordinate: Coordinate(latitude: 0.1, longitude: -0.2), accuracy: nil)
+        var devices = engine.deviceSnapshots
+        devices.append(DetectionEngine.DeviceSnapshot(
+            device: "with options . *", lastTime: 12.25, lastCoordinate: Coordinate(latitude: 1, longitude: 2), updateCount: 7,
+            memberships: [.init(fence: "depot", entryTime: 3, visitSequence: 4, ordinal: nil, hasDwelled: true)],
+            instantVisits: [.init(fence: "yard", entryTime: 5, ordinal: 2)],
+            options: .init(pending: [.init(fence: "yard", toInside: true, since: 6, observedAt: 6.5,
+                                           coordinate: Coordinate(latitude: 0.3, longitude: 0.4), sequence: 9)],
+                           dwellRepeats: [.init(fence: "depot", visitSequence: 4, count: 3)], anchor: fix, lastSequence: -1),
+            stream: .init(buffered: [.init(fix: fix, arrival: 11)], newest: -.infinity, recent: [fix])))
+        let snapshot = PartitionSnapshot(partition: 7, inputSequence: 150, fenceRevision: 3, devices: devices,
+                                         engineState: engine.engineState)
+        #expect(devices.contains { !$0.memberships.isEmpty }, "someone is inside")
+        let decoded = try PartitionSnapshot(decoding: snapshot.encoded())
+        #expect(decoded == snapshot)
+        #expect(throws: SnapshotError.self) { try PartitionSnapshot(decoding: Array("{}".utf8)) }
+    }
+}
+
+@Suite("Snapshots on a real nats-server", .disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))
+struct SnapshotResumeTests {
+    @Test func aNewOwnerResumesFromTheSnapshotAndReplaysOnlyWhatFollows() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let layout = try freshLayout(partitions: 1, js: js)
+            let updates = Drive.updates(devices: 6, seed: 6)
+            try publishInput(updates, js: js, layout: layout)
+            let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: .seconds(30)))
+            let store = SnapshotStore(bucket: try js.createKeyValue(SnapshotStore.bucketConfiguration(name: "snap_\(UUID().uuidString.prefix(8).lowercased())")))
+            let leaseA = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-a", duration: .seconds(30)))
+            let a = try PartitionWorker.resume(jetStream: js, layout: layout, lease: leaseA, snapshots: store, fences: Drive.fences)
+            // worker-a: a third, a snapshot, another third (published, not in the snapshot), then it is gone.
+            while a.inputSequence < UInt64(updates.count / 3) { _ = try a.step(maxMessages: 40) }
+            try check(try a.saveSnapshot(to: store), "snapshot saved")
+            let covered = a.inputSequence
+            try check(try a.saveSnapshot(to: store), "a second snapshot replaces the first (compare-and-set on its own)")
+            while a.inputSequence < UInt64(2 * updates.count / 3) { _ = try a.step(maxMessages: 40) }
+            let storedAfterSnapshot = a.statistics.eventsStored
+            try a.lease.release()
+
+            let leaseB = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-b", duration: .seconds(30)))
+            let b = try PartitionWorker.resume(jetStream: js, layout: layout, lease: leaseB, snapshots: store, fences: Drive.fences)
+            try check(b.inputSequence == covered, "resumes after the snapshot's sequence")
+            try check(try drain(b) == .idle, "drained")
+            try check(b.statistics.updates == updates.count - Int(covered), "replayed only what follows the snapshot: \(b.statistics)")
+            try check(b.statistics.duplicateEvents > 0 && storedAfterSnapshot > 0, "events worker-a stored after the snapshot came back as duplicates")
+            // Nothing re-fires for devices already inside at the snapshot, and nothing is lost.
+            let expected = Drive.singleProcessEvents(updates)
+            let stored = try storedEvents(js: js, layout: layout)
+            try check(stored.count == expected.count && Set(stored) == Set(expected), "exactly the single-process events")
+            try check(perDevice(stored) == perDevice(expected), "per-device order")
+            // The old owner cannot overwrite the new owner's snapshot.
+            try check(try b.saveSnapshot(to: store), "the new owner saves")
+            try check(try a.saveSnapshot(to: store) == false, "the released owner does not")
+            try js.deleteKeyValue(leases.name)
+            try js.deleteKeyValue(store.bucket.name)
+        }
+    }
+}
