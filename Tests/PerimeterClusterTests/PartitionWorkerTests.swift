@@ -132,14 +132,16 @@ struct PartitionWorkerTests {
             let layout = try freshLayout(partitions: 1, js: js)
             let updates = Drive.updates(devices: 6, seed: 2)
             try publishInput(updates, js: js, layout: layout)
-            let duration = Duration.seconds(1)
+            let duration = Duration.seconds(2)   // long enough that worker-a keeps it while it works, under load too
             let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: duration))
             guard let leaseA = try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-a", duration: duration) else {
                 throw Failed("not acquired")
             }
             let a = try PartitionWorker(jetStream: js, layout: layout, lease: leaseA, engine: DetectionEngine(fences: Drive.fences))
             // worker-a processes about half, then hangs (a kill -9 would look the same to the others).
-            while a.inputSequence < UInt64(updates.count / 2) { _ = try a.step(maxMessages: 50) }
+            while a.inputSequence < UInt64(updates.count / 2) {
+                if try a.step(maxMessages: 50) == .leaseLost { throw Failed("worker-a lost its lease while working") }
+            }
             let storedByA = a.statistics.eventsStored
             try check(storedByA > 0, "worker-a published events")
 
@@ -350,11 +352,15 @@ struct SnapshotResumeTests {
             let leaseA = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-a", duration: .seconds(30)))
             let a = try PartitionWorker.resume(jetStream: js, layout: layout, lease: leaseA, snapshots: store, fences: Drive.fences)
             // worker-a: a third, a snapshot, another third (published, not in the snapshot), then it is gone.
-            while a.inputSequence < UInt64(updates.count / 3) { _ = try a.step(maxMessages: 40) }
+            while a.inputSequence < UInt64(updates.count / 3) {
+                if try a.step(maxMessages: 40) == .leaseLost { throw Failed("worker-a lost its lease while working") }
+            }
             try check(try a.saveSnapshot(to: store), "snapshot saved")
             let covered = a.inputSequence
             try check(try a.saveSnapshot(to: store), "a second snapshot replaces the first (compare-and-set on its own)")
-            while a.inputSequence < UInt64(2 * updates.count / 3) { _ = try a.step(maxMessages: 40) }
+            while a.inputSequence < UInt64(2 * updates.count / 3) {
+                if try a.step(maxMessages: 40) == .leaseLost { throw Failed("worker-a lost its lease while working") }
+            }
             let storedAfterSnapshot = a.statistics.eventsStored
             try a.lease.release()
 
