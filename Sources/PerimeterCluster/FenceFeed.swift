@@ -11,8 +11,8 @@ import PerimeterNATS
 /// A worker does not apply a change when it arrives: the partition owner's next tick records the
 /// revision the feed has received (``receivedRevision``), and every worker that reads that tick — the
 /// owner, or a new owner replaying — applies the changes up to it (``take(through:timeout:)``), so each
-/// change takes effect at the same point of the input. Use from one thread.
-public final class FenceFeed {
+/// change takes effect at the same point of the input. Use from one thread at a time.
+public final class FenceFeed: @unchecked Sendable {
     /// One change of the fence set.
     public enum Change: Sendable {
         /// Add the fence, or replace the one with its id.

@@ -17,8 +17,8 @@ import PerimeterNATS
 ///    stops; still held (someone else's stale batch landed), it re-reads the subject's last sequence
 ///    and publishes again, and the duplicate window drops what was already stored.
 ///
-/// Use from one thread.
-public final class PartitionWorker {
+/// Use from one thread at a time.
+public final class PartitionWorker: @unchecked Sendable {
     /// What one step did.
     public enum Step: Equatable, Sendable {
         /// Applied this many input records and published this many events (duplicates included).
@@ -64,6 +64,8 @@ public final class PartitionWorker {
     /// The last fence revision applied (0: none from the fences bucket).
     public private(set) var fenceRevision: UInt64
     private var snapshotRevision: UInt64?
+    /// When this worker applied each device's latest update (its own clock): who a tick holds.
+    private var heardAt: [DeviceID: Date] = [:]
 
     private let jetStream: JetStream
     private let layout: ClusterLayout
@@ -159,6 +161,13 @@ public final class PartitionWorker {
         }
     }
 
+    /// The devices whose updates this worker applied within `seconds` before `now` (by its own clock),
+    /// for a tick's `holding`; forgets the others.
+    public func recentlyHeard(within seconds: Double, now: Date = Date()) -> [DeviceID] {
+        heardAt = heardAt.filter { now.timeIntervalSince($0.value) < seconds }
+        return heardAt.keys.sorted()
+    }
+
     /// The partition's state now: what a new owner restores to continue after ``inputSequence``.
     public func snapshot() -> PartitionSnapshot {
         PartitionSnapshot(partition: partition, inputSequence: inputSequence, fenceRevision: fenceRevision,
@@ -230,6 +239,7 @@ public final class PartitionWorker {
         switch record {
         case .update(let update):
             if engine.process(update, into: &events) == nil { statistics.updates += 1 } else { statistics.rejected += 1 }
+            heardAt[update.device] = Date()
         case .tick(_, let time, let holding, let fenceRevision):
             engine.advance(to: time, holding: Set(holding), into: &events)
             if let fences, fenceRevision > self.fenceRevision {

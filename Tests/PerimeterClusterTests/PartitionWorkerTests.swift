@@ -383,3 +383,55 @@ struct SnapshotResumeTests {
         }
     }
 }
+
+@Suite("Cluster workers on a real nats-server", .disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))
+struct ClusterWorkerTests {
+    @Test func aCrashedWorkersPartitionsAreTakenOverWithNothingLostOrDoubled() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let layout = try freshLayout(partitions: 4, js: js)
+            let updates = Drive.updates(devices: 12, seed: 7)
+            try publishInput(updates, js: js, layout: layout)
+            let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: .seconds(2)))
+            let store = SnapshotStore(bucket: try js.createKeyValue(SnapshotStore.bucketConfiguration(name: "snap_\(UUID().uuidString.prefix(8).lowercased())")))
+            // The clock stands before the drive: ticks fire nothing, so one process without ticks is the reference.
+            let before = updates[0].time.addingTimeInterval(-1000)
+            func configuration(_ id: String) -> ClusterWorker.Configuration {
+                ClusterWorker.Configuration(id: id, leaseDuration: .seconds(2), maxPartitions: 4, batchSize: 50,
+                                            tickInterval: .milliseconds(100), allowedLateness: .seconds(1), snapshotEvery: 100,
+                                            fences: Drive.fences)
+            }
+            let first = ClusterWorker(jetStream: js, layout: layout, leases: leases, snapshots: store, configuration: configuration("worker-1"),
+                                      clock: { before })
+            let second = ClusterWorker(jetStream: js, layout: layout, leases: leases, snapshots: store, configuration: configuration("worker-2"),
+                                       clock: { before })
+            defer {
+                first.stop(releasing: false)
+                second.stop(releasing: true)
+            }
+            first.start()
+            let halfway = waitUntil(seconds: 30) {
+                first.statistics.values.reduce(0) { $0 + $1.updates } >= updates.count / 2 && first.ownedPartitions.count == 4
+            }
+            try check(halfway, "worker-1 took the partitions and worked through half the input")
+            second.start()
+            try check(second.ownedPartitions.isEmpty, "every partition is held")
+            // worker-1 dies (no release, no last snapshot): worker-2 takes each partition once its lease expired.
+            first.stop(releasing: false)
+            let expected = Drive.singleProcessEvents(updates)
+            let caughtUp = waitUntil(seconds: 40) {
+                second.ownedPartitions.count == 4 && ((try? js.streamState(layout.eventStream).messages) ?? 0) >= UInt64(expected.count)
+                    && second.statistics.values.reduce(0) { $0 + $1.updates } > 0
+            }
+            try check(caughtUp, "worker-2 took over: owns \(second.ownedPartitions)")
+            usleep(500_000)   // anything doubled would show up now
+            second.stop(releasing: true)
+            let stored = try storedEvents(js: js, layout: layout)
+            try check(stored.count == expected.count && Set(stored) == Set(expected), "0 lost, 0 doubled: \(stored.count) of \(expected.count)")
+            try check(perDevice(stored) == perDevice(expected), "per-device order")
+            try check(try store.latest(0) != nil, "snapshots were taken")
+            try js.deleteKeyValue(leases.name)
+            try js.deleteKeyValue(store.bucket.name)
+        }
+    }
+}
