@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "PerimeterSQLite", targets: ["PerimeterSQLite"]),
         .library(name: "PerimeterWebhooks", targets: ["PerimeterWebhooks"]),
         .library(name: "PerimeterServer", targets: ["PerimeterServer"]),
+        .library(name: "PerimeterNATS", targets: ["PerimeterNATS"]),
+        .library(name: "PerimeterCluster", targets: ["PerimeterCluster"]),
         .executable(name: "perimeter-bench", targets: ["perimeter-bench"]),
     ],
     targets: [
@@ -67,6 +69,13 @@ let package = Package(
             "PerimeterFences", "PerimeterGeoJSON", "PerimeterTracks",
         ]),
 
+        // MARK: Cluster (docs/cluster.md): libnats is imported by PerimeterNATS only.
+        .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        .target(name: "PerimeterNATS", dependencies: ["CNATS"]),
+        .target(name: "PerimeterCluster", dependencies: [
+            "PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
+        ]),
+
         // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
         .target(name: "PerimeterBenchmarks", dependencies: [
             "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterIndex", "PerimeterFences", "PerimeterEngine",
@@ -108,6 +117,11 @@ let package = Package(
         .testTarget(name: "PerimeterWebhookTests", dependencies: [
             "PerimeterTestSupport", "PerimeterWebhooks", "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService",
             "PerimeterSQLite", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
+        ]),
+        .testTarget(name: "PerimeterNATSTests", dependencies: ["PerimeterTestSupport", "PerimeterNATS"]),
+        .testTarget(name: "PerimeterClusterTests", dependencies: [
+            "PerimeterTestSupport", "PerimeterCluster", "PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
+            "PerimeterGeometry",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
         .testTarget(name: "MapboxTutorialTests", dependencies: [

@@ -18,6 +18,8 @@ packages=(
     libmicrohttpd-dev  # PerimeterHTTP (the CMicroHTTPD system library target): perimeter serve
     libcurl4-openssl-dev  # PerimeterHTTPClient (the CCurl system library target): webhooks over http and https
     libssl-dev         # PerimeterCrypto (the CCrypto system library target): SHA-256, HMAC, CRYPTO_memcmp
+    libnats-dev        # PerimeterNATS (the CNATS system library target): the cluster's JetStream client
+    nats-server        # the cluster tests start their own NATS servers (docs/cluster.md)
     openssl            # the HTTPS webhook tests make a throw-away CA and certificates with it
     python3            # scripts/webhook-receiver.py: the HTTPS receiver of the webhook tests and benchmark
     chromium           # the live map page test drives headless Chromium

@@ -1,0 +1,129 @@
+import Foundation
+import PerimeterNATS
+import Synchronization
+
+/// The lease that makes one worker the only owner of one partition: the key `partition-<p>` of the
+/// leases bucket, whose revision is the owner's fencing token (docs/cluster.md, "Leases").
+///
+/// - ``acquire(in:partition:owner:duration:)`` takes a free partition with a create-only write (or a
+///   compare-and-set over a released lease); it answers `nil` when another worker holds it.
+/// - ``renew()`` rewrites the key with compare-and-set on the revision held. When someone else's write
+///   is there — the key expired (the bucket's TTL is the lease time) and another worker took it — the
+///   lease is lost for good.
+/// - ``isValid`` is what a worker checks before each batch it processes and publishes: held, and the last
+///   successful write is younger than the lease time less a safety margin. A worker that cannot reach
+///   the cluster therefore stops on its own before the key can expire and another worker can take over.
+///
+/// Thread-safe: the worker's loop checks ``isValid`` while a timer renews.
+public final class PartitionLease: @unchecked Sendable {
+    /// The partition.
+    public let partition: Int
+    /// Who holds it (the worker's id, the key's value).
+    public let owner: String
+    /// The lease time: the bucket's TTL.
+    public let duration: Duration
+    private let bucket: KeyValueBucket
+    private let state: Mutex<State>
+
+    private struct State {
+        var revision: UInt64
+        var validUntil: ContinuousClock.Instant
+        var lost: Bool
+    }
+
+    /// The key of `partition`'s lease.
+    public static func key(_ partition: Int) -> String { "partition-\(partition)" }
+
+    /// The part of the lease time a holder gives up to clock-rate differences and the time a write
+    /// takes to be stored: it stops trusting its lease after `duration × (1 − margin)`.
+    public static let safetyMargin = 0.25
+
+    /// The bucket configuration for leases of `duration` on a cluster with `replicas` copies.
+    public static func bucketConfiguration(name: String = "perimeter-leases", duration: Duration, replicas: Int = 1) -> KeyValueConfiguration {
+        KeyValueConfiguration(bucket: name, history: 1, ttl: duration, replicas: replicas)
+    }
+
+    private init(bucket: KeyValueBucket, partition: Int, owner: String, duration: Duration, revision: UInt64,
+                 sentAt: ContinuousClock.Instant) {
+        self.bucket = bucket
+        self.partition = partition
+        self.owner = owner
+        self.duration = duration
+        state = Mutex(State(revision: revision, validUntil: sentAt + duration * (1 - PartitionLease.safetyMargin), lost: false))
+    }
+
+    /// Takes `partition` for `owner` if nobody holds it.
+    /// - Parameter duration: the lease time; must equal the bucket's TTL.
+    /// - Returns: the lease, or `nil` when another worker holds the partition.
+    /// - Throws: ``NATSError`` when the cluster does not answer.
+    public static func acquire(in bucket: KeyValueBucket, partition: Int, owner: String, duration: Duration) throws(NATSError) -> PartitionLease? {
+        let key = PartitionLease.key(partition)
+        let sentAt = ContinuousClock.now
+        do {
+            let revision = try bucket.create(key, Array(owner.utf8))
+            return PartitionLease(bucket: bucket, partition: partition, owner: owner, duration: duration, revision: revision, sentAt: sentAt)
+        } catch where error.reason == .wrongLastSequence {
+            // Held, or released (an empty value written by its last owner): a released lease is taken
+            // with compare-and-set on the release's revision, so two workers cannot both take it.
+            guard let entry = try bucket.get(key), entry.value.isEmpty else { return nil }
+            do {
+                let revision = try bucket.update(key, Array(owner.utf8), expectedRevision: entry.revision)
+                return PartitionLease(bucket: bucket, partition: partition, owner: owner, duration: duration, revision: revision, sentAt: sentAt)
+            } catch where error.reason == .wrongLastSequence {
+                return nil
+            }
+        }
+    }
+
+    /// The fencing token: the revision of the lease's last write by this holder.
+    public var revision: UInt64 { state.withLock { $0.revision } }
+
+    /// Whether the holder may still process and publish for the partition: not lost, and the last
+    /// successful write is recent enough that the key cannot have expired.
+    public var isValid: Bool {
+        state.withLock { !$0.lost && ContinuousClock.now < $0.validUntil }
+    }
+
+    /// Whether the lease is lost for good (someone else's revision, or released).
+    public var isLost: Bool { state.withLock { $0.lost } }
+
+    /// Rewrites the lease at the revision held, extending it by ``duration`` from now.
+    /// - Returns: whether the lease is still held. `false` is final: another write came first (the key
+    ///   expired and was taken, or was released), or the lease ran out before this renewal.
+    /// - Throws: ``NATSError`` when the cluster did not answer; the lease stays held until
+    ///   ``isValid`` turns false, and a later renewal may still succeed.
+    @discardableResult
+    public func renew() throws(NATSError) -> Bool {
+        let (revision, valid) = state.withLock { ($0.revision, !$0.lost && ContinuousClock.now < $0.validUntil) }
+        guard valid else {
+            state.withLock { $0.lost = true }
+            return false
+        }
+        let sentAt = ContinuousClock.now
+        do {
+            let next = try bucket.update(PartitionLease.key(partition), Array(owner.utf8), expectedRevision: revision)
+            state.withLock {
+                $0.revision = next
+                $0.validUntil = sentAt + duration * (1 - PartitionLease.safetyMargin)
+            }
+            return true
+        } catch where error.reason == .wrongLastSequence {
+            state.withLock { $0.lost = true }
+            return false
+        }
+    }
+
+    /// Gives the partition up at once (an empty value at the revision held, so a stale holder cannot
+    /// release someone else's lease); the lease is lost afterwards. Quietly does nothing when the lease
+    /// was lost already.
+    public func release() throws(NATSError) {
+        let (revision, lost) = state.withLock { ($0.revision, $0.lost) }
+        state.withLock { $0.lost = true }
+        guard !lost else { return }
+        do {
+            try bucket.update(PartitionLease.key(partition), [], expectedRevision: revision)
+        } catch where error.reason == .wrongLastSequence {
+            return
+        }
+    }
+}

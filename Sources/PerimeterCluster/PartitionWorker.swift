@@ -1,0 +1,312 @@
+import Foundation
+import PerimeterEngine
+import PerimeterFences
+import PerimeterNATS
+
+/// The owner's side of one partition: reads the partition's input stream into a ``DetectionEngine``
+/// and publishes the events, batch by batch, for as long as its ``PartitionLease`` holds
+/// (docs/cluster.md, "The parts").
+///
+/// Each ``step(maxMessages:wait:)``:
+/// 1. renews the lease when a third of the lease time has passed, and stops when it is no longer valid;
+/// 2. fetches up to `maxMessages` input records and applies them in stream order (updates to
+///    ``DetectionEngine/process(_:into:)``, ticks to ``DetectionEngine/advance(to:holding:into:)``);
+/// 3. checks the lease again — a worker that lost it publishes nothing more — and publishes the
+///    batch's events with their ids as message ids, the first fenced by the expected last sequence
+///    of the partition's event subject. A refusal (10071) sends the worker to its lease: lost, it
+///    stops; still held (someone else's stale batch landed), it re-reads the subject's last sequence
+///    and publishes again, and the duplicate window drops what was already stored.
+///
+/// Use from one thread at a time.
+public final class PartitionWorker: @unchecked Sendable {
+    /// What one step did.
+    public enum Step: Equatable, Sendable {
+        /// Applied this many input records and published this many events (duplicates included).
+        case processed(records: Int, events: Int)
+        /// No input within the wait.
+        case idle
+        /// The lease is gone: the worker stopped and does nothing more.
+        case leaseLost
+    }
+
+    /// Counts since the worker started.
+    public struct Statistics: Equatable, Sendable {
+        /// Updates applied.
+        public var updates = 0
+        /// Updates the engine refused (out of order, invalid coordinate or time).
+        public var rejected = 0
+        /// Ticks applied.
+        public var ticks = 0
+        /// Input messages that were not input records (skipped; see ``lastMalformed``).
+        public var malformed = 0
+        /// Events stored by this worker's publishes.
+        public var eventsStored = 0
+        /// Events the stream already had (a replay after a takeover).
+        public var duplicateEvents = 0
+        /// Event batches published again after a refusal or a failure.
+        public var republished = 0
+    }
+
+    /// The partition.
+    public var partition: Int { lease.partition }
+    /// The lease it works under.
+    public let lease: PartitionLease
+    /// The engine, with the partition's devices.
+    public private(set) var engine: DetectionEngine
+    /// The sequence of the last input message applied (0: none yet).
+    public private(set) var inputSequence: UInt64
+    /// Counts since the worker started.
+    public private(set) var statistics = Statistics()
+    /// The last input message that was not an input record.
+    public private(set) var lastMalformed: InputRecordError?
+    /// Whether the worker has stopped (lease lost).
+    public private(set) var stopped = false
+    /// The last fence revision applied (0: none from the fences bucket).
+    public private(set) var fenceRevision: UInt64
+    private var snapshotRevision: UInt64?
+    /// When this worker applied each device's latest update (its own clock): who a tick holds.
+    private var heardAt: [DeviceID: Date] = [:]
+
+    private let jetStream: JetStream
+    private let layout: ClusterLayout
+    private let consumer: PullConsumer
+    private let fences: FenceFeed?
+    private var lastEventSequence: UInt64
+    private var lastTickSequence: UInt64
+    private var renewedAt = ContinuousClock.now
+
+    /// A worker for `lease`'s partition that continues `engine` from input sequence `startSequence`
+    /// (1: from the beginning; a snapshot's covered sequence + 1 after a restore). With `fences`, the
+    /// fence set follows the fences bucket at the points the ticks record; `engine` then holds the
+    /// fences as of the start (none, from the beginning).
+    public init(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, engine: DetectionEngine,
+                startSequence: UInt64 = 1, fences: FenceFeed? = nil, fenceRevision: UInt64 = 0) throws(NATSError) {
+        self.jetStream = jetStream
+        self.fences = fences
+        self.fenceRevision = fenceRevision
+        self.layout = layout
+        self.lease = lease
+        self.engine = engine
+        inputSequence = startSequence > 0 ? startSequence - 1 : 0
+        lastEventSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.eventStream, subject: layout.eventSubject(lease.partition))
+        lastTickSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.inputStream, subject: layout.tickSubject(lease.partition))
+        consumer = try jetStream.pullConsumer(stream: layout.inputStream, filterSubject: layout.inputFilter(lease.partition),
+                                             startSequence: max(startSequence, 1))
+    }
+
+    deinit { consumer.close() }
+
+    /// One batch: see the type's description.
+    /// - Throws: ``NATSError`` when the cluster fails in a way retrying did not cure; the worker can
+    ///   step again (its position is unchanged when the events were not all published).
+    public func step(maxMessages: Int = 1000, wait: Duration = .milliseconds(250)) throws(NATSError) -> Step {
+        guard try holdsLease() else { return stop() }
+        let messages = try consumer.fetch(max: maxMessages, timeout: wait)
+        if messages.isEmpty { return .idle }
+        var events: [GeofenceEvent] = []
+        for message in messages {
+            do {
+                try apply(message, into: &events)
+            } catch {
+                // The fence set cannot be brought to where the input says: going on would diverge.
+                stop(releasing: true)
+                throw error
+            }
+        }
+        guard try holdsLease() else { return stop() }
+        guard try publish(events) else { return stop() }
+        inputSequence = messages.last!.sequence
+        return .processed(records: messages.count, events: events.count)
+    }
+
+    /// Stops: the consumer is closed and every later ``step(maxMessages:wait:)`` answers
+    /// ``Step/leaseLost``. The lease is released when it is still held, so another worker can take the
+    /// partition at once.
+    public func stop(releasing: Bool) {
+        if !stopped {
+            stopped = true
+            consumer.close()
+        }
+        if releasing { try? lease.release() }
+    }
+
+    /// Appends a tick of the owner's clock to the partition's input: when a later step reads it back,
+    /// every timer due by `time` fires, except those of `holding` (docs/cluster.md, "Time"). The timers
+    /// fire from the input, not from the clock directly, so that a replay after a takeover fires them at
+    /// the same point of the input.
+    /// - Returns: `false` when the lease is lost (the tick was refused: another owner ticks here now;
+    ///   the worker stopped).
+    @discardableResult
+    public func tick(to time: Date, holding: [DeviceID] = []) throws(NATSError) -> Bool {
+        guard try holdsLease() else {
+            stop(releasing: false)
+            return false
+        }
+        try fences?.poll()
+        let tick = InputRecord.tick(partition: partition, time: time, holding: holding.sorted(), fenceRevision: fences?.receivedRevision ?? 0)
+        var message = tick.message(in: layout)
+        while true {
+            message.options.expectedLastSubjectSequence = lastTickSequence
+            do {
+                lastTickSequence = try jetStream.publish(message.subject, message.payload, options: message.options).sequence
+                return true
+            } catch where error.reason == .wrongLastSequence {
+                guard lease.isValid, try lease.renew() else {
+                    stop(releasing: false)
+                    return false
+                }
+                renewedAt = .now
+                lastTickSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.inputStream, subject: layout.tickSubject(partition))
+            }
+        }
+    }
+
+    /// The devices whose updates this worker applied within `seconds` before `now` (by its own clock),
+    /// for a tick's `holding`; forgets the others.
+    public func recentlyHeard(within seconds: Double, now: Date = Date()) -> [DeviceID] {
+        heardAt = heardAt.filter { now.timeIntervalSince($0.value) < seconds }
+        return heardAt.keys.sorted()
+    }
+
+    /// The partition's state now: what a new owner restores to continue after ``inputSequence``.
+    public func snapshot() -> PartitionSnapshot {
+        PartitionSnapshot(partition: partition, inputSequence: inputSequence, fenceRevision: fenceRevision,
+                          devices: engine.deviceSnapshots, engineState: engine.engineState)
+    }
+
+    /// Saves ``snapshot()`` while the lease holds, by compare-and-set on the snapshot it last saw.
+    /// - Returns: `false` when the lease is lost (the worker stopped; nothing was written).
+    @discardableResult
+    public func saveSnapshot(to store: SnapshotStore) throws(NATSError) -> Bool {
+        guard try holdsLease() else { return stop() != .leaseLost }
+        let snapshot = snapshot()
+        for _ in 0..<2 {
+            var previous: UInt64 = 0
+            if let known = snapshotRevision {
+                previous = known
+            } else if let entry = try store.bucket.get(PartitionLease.key(partition)) {
+                previous = entry.revision
+            }
+            do {
+                snapshotRevision = try store.save(snapshot, previousRevision: previous)
+                return true
+            } catch where error.reason == .wrongLastSequence {
+                // Someone else saved one: a new owner (then our renewal fails), or a stale one.
+                snapshotRevision = nil
+                guard lease.isValid, try lease.renew() else { return stop() != .leaseLost }
+                renewedAt = .now
+            }
+        }
+        return false
+    }
+
+    /// A worker that continues `partition` from its latest snapshot in `snapshots` (or from the start
+    /// when there is none): the engine gets the fences (from `fenceBucket` up to the snapshot's fence
+    /// revision, with a feed that goes on from there; or the fixed `fences`), then the snapshot's
+    /// devices, and reads the input from the sequence after the snapshot's.
+    public static func resume(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, snapshots: SnapshotStore,
+                              configuration: DetectionEngine.Configuration = DetectionEngine.Configuration(),
+                              fences: [Fence] = [], fenceBucket: KeyValueBucket? = nil) throws -> PartitionWorker {
+        let latest = try snapshots.latest(lease.partition)?.snapshot
+        var engine = DetectionEngine(fences: fences, configuration: configuration)
+        var feed: FenceFeed?
+        if let fenceBucket {
+            feed = try FenceFeed(bucket: fenceBucket)
+            if let latest, latest.fenceRevision > 0 {
+                FenceFeed.apply(try feed!.take(through: latest.fenceRevision), to: &engine)
+            }
+        }
+        if let latest { try latest.restore(into: &engine) }
+        return try PartitionWorker(jetStream: jetStream, layout: layout, lease: lease, engine: engine,
+                                   startSequence: (latest?.inputSequence ?? 0) + 1, fences: feed,
+                                   fenceRevision: latest?.fenceRevision ?? 0)
+    }
+
+    private func stop() -> Step {
+        stop(releasing: false)
+        return .leaseLost
+    }
+
+    private func apply(_ message: StreamMessage, into events: inout [GeofenceEvent]) throws(NATSError) {
+        let record: InputRecord
+        do {
+            record = try InputRecord(message, in: layout)
+        } catch {
+            statistics.malformed += 1
+            lastMalformed = error
+            return
+        }
+        switch record {
+        case .update(let update):
+            if engine.process(update, into: &events) == nil { statistics.updates += 1 } else { statistics.rejected += 1 }
+            heardAt[update.device] = Date()
+        case .tick(_, let time, let holding, let fenceRevision):
+            engine.advance(to: time, holding: Set(holding), into: &events)
+            if let fences, fenceRevision > self.fenceRevision {
+                FenceFeed.apply(try fences.take(through: fenceRevision), to: &engine)
+                self.fenceRevision = fenceRevision
+            }
+            statistics.ticks += 1
+        }
+    }
+
+    /// Whether the lease still holds, renewing it when a third of its time has passed.
+    private func holdsLease() throws(NATSError) -> Bool {
+        if stopped || !lease.isValid { return false }
+        if ContinuousClock.now - renewedAt >= lease.duration / 3 {
+            do {
+                guard try lease.renew() else { return false }
+                renewedAt = .now
+            } catch {
+                // Unreachable for now: the lease holds until isValid says otherwise.
+                return lease.isValid
+            }
+        }
+        return true
+    }
+
+    /// Publishes `events` (in order) until each is stored or known to be; `false` when the lease is lost.
+    private func publish(_ events: [GeofenceEvent]) throws(NATSError) -> Bool {
+        guard !events.isEmpty else { return true }
+        var messages = events.map { EventRecord.message($0, partition: partition, in: layout) }
+        var attempts = 0
+        while true {
+            messages[0].options.expectedLastSubjectSequence = lastEventSequence
+            let results = jetStream.publishBatch(messages)
+            var refused = false
+            var failure: NATSError?
+            for result in results {
+                switch result {
+                case .success(let ack):
+                    if ack.duplicate {
+                        statistics.duplicateEvents += 1
+                    } else {
+                        statistics.eventsStored += 1
+                        lastEventSequence = max(lastEventSequence, ack.sequence)
+                    }
+                case .failure(let error):
+                    if error.reason == .wrongLastSequence { refused = true } else { failure = failure ?? error }
+                }
+            }
+            if !refused && failure == nil { return true }
+            attempts += 1
+            statistics.republished += 1
+            if refused {
+                // Someone else wrote here: a new owner (then our renewal fails) or a stale one.
+                guard lease.isValid, try lease.renew() else { return false }
+                renewedAt = .now
+            } else if attempts >= 5 || !lease.isValid {
+                throw failure!
+            }
+            lastEventSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.eventStream, subject: layout.eventSubject(partition))
+        }
+    }
+
+    private static func lastSequence(_ jetStream: JetStream, stream: String, subject: String) throws(NATSError) -> UInt64 {
+        do {
+            return try jetStream.lastMessage(stream: stream, subject: subject).sequence
+        } catch where error.reason == .notFound {
+            return 0
+        }
+    }
+}
