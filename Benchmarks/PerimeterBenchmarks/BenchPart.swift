@@ -16,6 +16,8 @@ public enum BenchPart: String, CaseIterable, Sendable {
     case webhooks
     /// Bulk fence loading (`LoadBench`).
     case load
+    /// Fence import through the server's path, stage by stage and over HTTP (`ImportBench`).
+    case `import`
     /// The scaling curves (`ScalingBench`).
     case scaling
 

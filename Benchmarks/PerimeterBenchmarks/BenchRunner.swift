@@ -97,6 +97,10 @@ public enum BenchRunner {
             LoadBench.run(workload: workload, targetBytes: options.loadBytes, runs: options.smoke ? 1 : 3, core: options.core,
                           workDirectory: work, executable: executable, into: &report)
         }
+        if parts.contains(.import) {
+            ImportBench(workload: workload, workloadDirectory: options.workloadDirectory, runs: options.smoke ? 1 : 3,
+                        workDirectory: work, executable: executable, smoke: options.smoke).run(into: &report)
+        }
         if parts.contains(.scaling) {
             let scaling = ScalingBench(
                 workload: workload, runs: options.smoke ? 1 : 3, fixes: options.smoke ? 2_000 : 100_000,

@@ -30,7 +30,8 @@ struct ServeCommand {
       --checkpoint-pages N   Let the write-ahead log grow to N pages (1 KiB; 4 KiB in older store files)
                              before a commit copies it into the database (default 10000; SQLite's own is 1000).
       --dwell SECONDS        Default dwell time for fences without one (wins over --config).
-      --max-body BYTES       Largest request body (default 16777216).
+      --max-body BYTES       Largest request body (default 67108864, 64 MiB: room for a FeatureCollection
+                             of 10,000 detailed fences, about 36 MB, in one POST /v1/fences).
       --max-batch N          Most updates per POST /v1/locations (default 10000).
       --rate-limit N         Requests per second per token (default: unlimited); --burst N (default 100).
       --heartbeat SECONDS    SSE heartbeat interval (default 15).

@@ -3,23 +3,62 @@ import PerimeterGeometry
 /// Checks on polygon rings that produce warnings, not errors: Perimeter still uses such rings
 /// (even-odd rule), but the author probably did not mean them.
 enum RingValidation {
+    /// How ``firstSelfIntersection(_:method:)`` searches.
+    enum Method: Sendable {
+        /// The line sweep first for rings of ``sweepLineThreshold`` edges or more, the pair sweep for
+        /// shorter rings and for every ring the line sweep does not prove simple (what validation uses).
+        case automatic
+        /// Edge boxes sorted by their west end, each compared with those that follow while their
+        /// longitude ranges overlap; every pair whose boxes meet is tested.
+        case pairs
+        /// The line sweep (Shamos–Hoey) to prove the ring simple; the pair sweep when it cannot.
+        case sweepLine
+    }
+
+    /// Rings with at least this many edges try the line sweep first (``Method/automatic``). Below it the
+    /// pair sweep's few pairs cost less than sorting the line sweep's events (measured: with 64, the line
+    /// sweep over gen_workload.py's rings of 64–200 vertices took more than the pair sweep had).
+    static let sweepLineThreshold = 512
+
     /// The first pair of non-adjacent edges of a closed ring that touch or cross, as edge numbers
     /// (edge *i* runs from position *i* to *i*+1), or `nil` when the ring is simple.
     ///
-    /// A sweep: each edge's box, sorted by its west end, is compared with the boxes that follow while
-    /// their longitude ranges overlap; the boxes sit in one contiguous array, so the inner loop reads
-    /// memory in order and compares stored numbers (measured: `perimeter validate` of the benchmark
-    /// workload's 10,000 fences took about 25 % less CPU time than when the loop recomputed each box
-    /// from the ring; a grid of edge cells measured no better on that workload and was not kept).
-    /// - Complexity: O(n log n + k) for n edges and k pairs of edges whose longitude ranges overlap
-    ///   (small for real rings). Repeated consecutive positions are ignored (edge numbers then count
+    /// Two searches, both exact (``Planar/orientation(_:_:_:)``):
+    /// - The pair sweep compares each edge with every edge whose longitude range overlaps its own and
+    ///   keeps the smallest pair that touches: O(n log n + k) for n edges and k such pairs. k is small for
+    ///   smooth rings but not for rough ones: the 50 rings of 1,000–20,000 vertices in gen_workload.py's
+    ///   fences, whose vertices jump in and out by a few percent of the radius, have about 94 million
+    ///   pairs (and as many pairs of overlapping boxes in two dimensions), which made this check the
+    ///   slowest part of importing those fences.
+    /// - The line sweep (Shamos–Hoey) only proves a ring simple, in O(n log n) whatever its shape: it
+    ///   moves a vertical line across the ring keeping the edges it crosses in order from south to north,
+    ///   and tests each edge only against its neighbours in that order when they become neighbours.
+    ///   The first touching pair of non-adjacent edges is necessarily tested (just before the lowest
+    ///   meeting point, the two edges are neighbours). The order is decided with orientation tests only;
+    ///   anything it cannot order without a meeting of edges — a vertex used twice, a vertex on another
+    ///   edge, adjacent edges folding back — ends it, and the pair sweep then finds the pair to report.
+    ///   So a simple ring costs O(n log n) and a ring that is not costs what it did before.
+    /// - Complexity: O(n log n) for a simple ring of n ≥ ``sweepLineThreshold`` edges; otherwise
+    ///   O(n log n + k) as above. Repeated consecutive positions are ignored (edge numbers then count
     ///   distinct positions).
-    static func firstSelfIntersection(_ positions: [Coordinate]) -> (Int, Int)? {
+    static func firstSelfIntersection(_ positions: [Coordinate], method: Method = .automatic) -> (Int, Int)? {
         var ring: [Coordinate] = []
         ring.reserveCapacity(positions.count)
         for c in positions where ring.last != c { ring.append(c) }
         let n = ring.count - 1  // edges
         guard n >= 3 else { return nil }
+        let trySweepLine = switch method {
+        case .automatic: n >= sweepLineThreshold
+        case .sweepLine: true
+        case .pairs: false
+        }
+        if trySweepLine, ring.withUnsafeBufferPointer({ isSimpleBySweepLine($0, edges: n) }) { return nil }
+        return firstTouchingPair(ring, edges: n)
+    }
+
+    /// The pair sweep (see ``firstSelfIntersection(_:method:)``) over a ring without repeated
+    /// consecutive positions.
+    private static func firstTouchingPair(_ ring: [Coordinate], edges n: Int) -> (Int, Int)? {
         var boxes: [EdgeBox] = []
         boxes.reserveCapacity(n)
         for i in 0..<n {
@@ -35,12 +74,13 @@ enum RingValidation {
                 return
             }
             let (a, b) = (min(first.edge, other.edge), max(first.edge, other.edge))
+            if let best, (a, b) >= best { return }  // cannot improve on the pair already found
             if b == a + 1 || (a == 0 && b == n - 1) {
                 // Adjacent edges share a vertex; they are wrong only if they overlap along a line.
-                if overlapsAlongLine(ring, a, b) { best = earlier(best, (a, b)) }
+                if overlapsAlongLine(ring, a, b) { best = (a, b) }
                 return
             }
-            if segmentsTouch(ring[a], ring[a + 1], ring[b], ring[b + 1]) { best = earlier(best, (a, b)) }
+            if segmentsTouch(ring[a], ring[a + 1], ring[b], ring[b + 1]) { best = (a, b) }
         }
         boxes.sort { $0.minX < $1.minX }
         boxes.withUnsafeBufferPointer { boxes in
@@ -55,15 +95,120 @@ enum RingValidation {
         return best
     }
 
+    /// Whether the line sweep proves the ring simple: no two non-adjacent edges touch and no two
+    /// adjacent edges overlap. `false` means only "not proven" (the caller then searches every pair).
+    ///
+    /// Points are ordered by longitude, then latitude; an edge runs from its smaller end (where the line
+    /// meets it) to its larger end (where it leaves it). At one point, leaving edges go before meeting
+    /// ones, so the two edges of a vertex are never both in the order unless both start there.
+    /// - Parameter ring: closed, without repeated consecutive positions; `edges` = `ring.count - 1`.
+    /// - Complexity: O(n log n) comparisons, plus moving the ordered edges on each insertion and removal
+    ///   (as many as a meridian crosses the ring).
+    static func isSimpleBySweepLine(_ ring: UnsafeBufferPointer<Coordinate>, edges n: Int) -> Bool {
+        @inline(__always) func precedes(_ p: Coordinate, _ q: Coordinate) -> Bool {
+            p.longitude < q.longitude || (p.longitude == q.longitude && p.latitude < q.latitude)
+        }
+        // Adjacent edges fold back over each other only when collinear; checked once here.
+        for i in 0..<n where overlapsAlongLine(ring, i, i + 1 < n ? i + 1 : 0) { return false }
+
+        // Each edge's ends, smaller first; events are (edge << 1) | 1 for leaving, (edge << 1) for meeting.
+        var low = [Coordinate](), high = [Coordinate]()
+        low.reserveCapacity(n); high.reserveCapacity(n)
+        for i in 0..<n {
+            let a = ring[i], b = ring[i + 1]
+            if precedes(a, b) { low.append(a); high.append(b) } else { low.append(b); high.append(a) }
+        }
+        // Sorted with their points beside them (a comparison then reads two neighbouring records).
+        var sorted = [Event]()
+        sorted.reserveCapacity(2 * n)
+        for i in 0..<n {
+            sorted.append(Event(x: low[i].longitude, y: low[i].latitude, code: Int32(i << 1)))
+            sorted.append(Event(x: high[i].longitude, y: high[i].latitude, code: Int32(i << 1 | 1)))
+        }
+        sorted.sort { e, f in
+            e.x < f.x || (e.x == f.x && (e.y < f.y || (e.y == f.y && e.code & 1 > f.code & 1)))  // leaving first
+        }
+        let events = sorted.map(\.code)
+        return low.withUnsafeBufferPointer { low in
+            high.withUnsafeBufferPointer { high in
+                // Every vertex is the end of exactly two edges; a point shared by more is a vertex used twice.
+                var run = 1
+                for k in 1..<events.count {
+                    if sorted[k].x == sorted[k - 1].x && sorted[k].y == sorted[k - 1].y {
+                        run += 1
+                        if run > 2 { return false }
+                    } else {
+                        run = 1
+                    }
+                }
+                @inline(__always) func adjacent(_ a: Int, _ b: Int) -> Bool {
+                    let d = abs(a - b)
+                    return d == 1 || d == n - 1
+                }
+                /// Whether edge `a` lies south of edge `b` where the line crosses both; `nil` when that
+                /// cannot be told without the two touching (not simple, or not proven).
+                func isSouth(_ a: Int, of b: Int) -> Bool? {
+                    if !precedes(low[a], low[b]) {
+                        // a starts at or after b's start: where a's start lies against b.
+                        let o = Planar.orientation(low[b], high[b], low[a])
+                        if o != 0 { return o < 0 }
+                        // On b's line: only their shared start, otherwise a vertex touches b.
+                        guard low[a] == low[b], adjacent(a, b) else { return nil }
+                        let far = Planar.orientation(low[b], high[b], high[a])
+                        return far == 0 ? nil : far < 0
+                    } else {
+                        let o = Planar.orientation(low[a], high[a], low[b])
+                        if o != 0 { return o > 0 }
+                        return nil  // b starts on a's line after a's start: b's start touches a
+                    }
+                }
+                /// Whether two edges that become neighbours in the order touch (adjacent ones share their
+                /// vertex and were checked above).
+                func touch(_ a: Int, _ b: Int) -> Bool {
+                    !adjacent(a, b) && segmentsTouch(ring[a], ring[a + 1], ring[b], ring[b + 1])
+                }
+                var order: [Int32] = []  // the edges the line crosses, south to north
+                /// Where `edge` belongs in `order` (the first position whose edge is not south of it);
+                /// `nil` when the order cannot be told.
+                func position(of edge: Int) -> Int? {
+                    var lo = 0, hi = order.count
+                    while lo < hi {
+                        let mid = (lo + hi) >> 1
+                        let other = Int(order[mid])
+                        if other == edge { return mid }
+                        guard let south = isSouth(other, of: edge) else { return nil }
+                        if south { lo = mid + 1 } else { hi = mid }
+                    }
+                    return lo
+                }
+                for event in events {
+                    let edge = Int(event >> 1)
+                    if event & 1 == 0 {
+                        guard let k = position(of: edge) else { return false }
+                        order.insert(Int32(edge), at: k)
+                        if k > 0, touch(Int(order[k - 1]), edge) { return false }
+                        if k + 1 < order.count, touch(edge, Int(order[k + 1])) { return false }
+                    } else {
+                        guard let k = position(of: edge), k < order.count, Int(order[k]) == edge else { return false }
+                        order.remove(at: k)
+                        if k > 0, k < order.count, touch(Int(order[k - 1]), Int(order[k])) { return false }
+                    }
+                }
+                return true
+            }
+        }
+    }
+
+    /// A line-sweep event: where, and which edge (`edge << 1`, plus 1 where the edge is left).
+    struct Event {
+        var x, y: Double
+        var code: Int32
+    }
+
     /// An edge's bounding box and number.
     struct EdgeBox {
         var minX, maxX, minY, maxY: Double
         var edge: Int
-    }
-
-    private static func earlier(_ current: (Int, Int)?, _ candidate: (Int, Int)) -> (Int, Int) {
-        guard let current else { return candidate }
-        return candidate < current ? candidate : current
     }
 
     /// Whether closed segments p1–p2 and q1–q2 share at least one point.
@@ -77,6 +222,11 @@ enum RingValidation {
 
     /// Whether two edges that share a vertex fold back over each other.
     private static func overlapsAlongLine(_ ring: [Coordinate], _ a: Int, _ b: Int) -> Bool {
+        ring.withUnsafeBufferPointer { overlapsAlongLine($0, a, b) }
+    }
+
+    /// Whether two edges that share a vertex fold back over each other.
+    private static func overlapsAlongLine(_ ring: UnsafeBufferPointer<Coordinate>, _ a: Int, _ b: Int) -> Bool {
         let (p1, p2, q1, q2) = (ring[a], ring[a + 1], ring[b], ring[b + 1])
         let shared: Coordinate, farP: Coordinate, farQ: Coordinate
         if p2 == q1 { (shared, farP, farQ) = (p2, p1, q2) } else { (shared, farP, farQ) = (p1, p2, q1) }

@@ -17,6 +17,7 @@ extension JSONWriter {
 
     /// Appends a double (what ``JSONWriter`` writes for ``JSONValue/double(_:)``: ``format(_:)``, or `null`).
     public static func appendDouble(_ value: Double, to output: inout [UInt8]) {
+        if appendShortDecimal(value, to: &output) { return }
         output.append(contentsOf: (format(value) ?? "null").utf8)
     }
 

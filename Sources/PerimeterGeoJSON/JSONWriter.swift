@@ -81,7 +81,35 @@ public struct JSONWriter: Sendable {
     }
 
     func writeNumber(_ value: Double, into output: inout [UInt8]) {
+        if Self.appendShortDecimal(value, to: &output) { return }
         output.append(contentsOf: (Self.format(value) ?? "null").utf8)
+    }
+
+    /// Appends ``format(_:)``'s text of `value` without making a `String`, when `value` is a decimal of at
+    /// most 7 fractional digits between 0.001 and 10⁸ in magnitude (coordinates as GeoJSON files write them);
+    /// returns `false`, having appended nothing, for any other value.
+    ///
+    /// Why it is the same text: with n = |value|·10⁷ rounded to an integer (exact below 2⁵³), the division
+    /// n / 10⁷ is correctly rounded, so when it gives back |value| the decimal n·10⁻⁷ reads as `value`. Two
+    /// decimals of at most 7 fractional digits differ by at least 10⁻⁷, more than the ulp below 10⁸, so no
+    /// other such decimal reads as `value`, and any decimal with fewer significant digits would be one: the
+    /// digits of n without trailing zeros are the shortest that read back, which `description` writes in
+    /// this range as plain decimals with at least one fractional digit (`100.0`, `0.001`).
+    /// - Complexity: O(1); no allocation beyond `output`'s growth.
+    @inline(__always)
+    static func appendShortDecimal(_ value: Double, to output: inout [UInt8]) -> Bool {
+        let magnitude = Swift.abs(value)
+        guard magnitude >= 0.001, magnitude < 1e8 else { return false }  // false for NaN too
+        let scaled = (magnitude * 1e7).rounded()
+        guard scaled / 1e7 == magnitude else { return false }
+        let n = UInt64(scaled)
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        appendDigits(n / 10_000_000, minimumWidth: 1, to: &output)
+        output.append(UInt8(ascii: "."))
+        var fraction = n % 10_000_000, width = 7
+        while width > 1, fraction % 10 == 0 { fraction /= 10; width -= 1 }
+        appendDigits(fraction, minimumWidth: width, to: &output)
+        return true
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

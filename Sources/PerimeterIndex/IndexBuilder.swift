@@ -87,6 +87,14 @@ struct IndexBuilder {
         }
         grid = Self.chooseGrid(boxes: boxes.map(\.box), work: work, forcedSide: forcedSide)
         guard grid.cellCount > 0 else { return }
+        // Room for what the regions will likely emit (about two edge records and one entry per edge at
+        // one cell per edge), so the big arrays are not copied each time they double: growing them took
+        // more of an import's index build than rasterizing (memmove and page faults, perf). Room not used
+        // is address space only; the index keeps exact-size copies (``groupEntriesByCell()``).
+        let expected = Int(min(work, 1e9))
+        edges.reserveCapacity(3 * expected)
+        pendingEntries.reserveCapacity(2 * expected)
+        pendingCells.reserveCapacity(2 * expected)
         for (r, plan) in plans.enumerated() {
             let entryMark = pendingEntries.count, edgeMark = edges.count
             if !add(plan, region: Int32(r)) {

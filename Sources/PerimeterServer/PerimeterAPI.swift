@@ -123,8 +123,8 @@ public final class PerimeterAPI: Sendable {
                           extra: ["retryAfter": .integer(Int64(seconds))], headers: [("Retry-After", String(seconds))])
         }
         if request.isBodyTooLarge || request.body.count > configuration.maximumBodySize {
-            throw Problem(413, "body-too-large", title: "Request body too large",
-                          detail: "the body exceeds \(configuration.maximumBodySize) bytes; split it into smaller requests")
+            throw Self.bodyTooLarge(size: request.isBodyTooLarge ? nil : request.body.count,
+                                    limit: configuration.maximumBodySize)
         }
         if let body = endpoint.body { try Self.checkMediaType(request, accepted: body) }
         for name in endpoint.path.parameterNames {
@@ -133,6 +133,20 @@ public final class PerimeterAPI: Sendable {
             }
         }
         return (endpoint, parameters)
+    }
+
+    /// The 413 for a body over the limit, saying both ways out: smaller requests, or a server started
+    /// with a larger `--max-body` (at least `size` when the size is known; a chunked body that grew past
+    /// the limit was discarded unmeasured).
+    static func bodyTooLarge(size: Int?, limit: Int) -> Problem {
+        let what = size.map { "the body of \($0) bytes" } ?? "the body"
+        let raise = size.map { "start perimeter serve with --max-body \($0) or more" }
+            ?? "start perimeter serve with a --max-body (bytes) above the body's size"
+        var extra: [String: JSONValue] = ["maximumBodySize": .integer(Int64(limit))]
+        if let size { extra["bodySize"] = .integer(Int64(size)) }
+        return Problem(413, "body-too-large", title: "Request body too large",
+                       detail: "\(what) exceeds the limit of \(limit) bytes; split it into smaller requests, or \(raise)",
+                       extra: extra)
     }
 
     /// 415 unless the request's body, when it has one, is of a type the endpoint accepts. A body without

@@ -173,7 +173,10 @@ public final class PerimeterServer: Sendable {
     static let transportProblem: @Sendable (Int, String, String) -> HTTPResponse = { status, detail, path in
         let problem = switch status {
         case 400: Problem(400, "bad-framing", title: "Malformed request", detail: detail)
-        case 413: Problem(413, "body-too-large", title: "Request body too large", detail: detail)
+        // The transport refuses a declared length over the limit before the body is sent; its detail
+        // names both sizes, to which this adds the flag that raises the limit.
+        case 413: Problem(413, "body-too-large", title: "Request body too large",
+                          detail: detail + ", or start perimeter serve with a --max-body (bytes) of at least the body's size")
         case 503: Problem(503, "stopping", title: "Service stopping", detail: detail)
         default: Problem(status, "transport", title: "Request refused", detail: detail)
         }

@@ -4,9 +4,11 @@ import PerimeterGeometry
 import PerimeterTestSupport
 import Testing
 
-/// `RingValidation.firstSelfIntersection` (a sweep over edges sorted by longitude with box filters)
-/// against a brute force over all edge pairs in exact integer arithmetic, on small random rings whose
-/// integer coordinates make touching, collinear and repeated vertices common.
+/// `RingValidation.firstSelfIntersection` — the pair sweep over edges sorted by longitude, the line
+/// sweep (Shamos–Hoey) that proves rings simple, each forced, and the automatic choice — against a brute
+/// force over all edge pairs in exact integer arithmetic, on random rings whose integer coordinates make
+/// touching, collinear and repeated vertices common (a line sweep that called such a ring simple would
+/// return `nil` where the brute force finds a pair).
 @Suite("Ring self-intersection sweep")
 struct RingValidationTests {
     private static func orientation(_ p: (Int, Int), _ q: (Int, Int), _ r: (Int, Int)) -> Int {
@@ -50,22 +52,25 @@ struct RingValidationTests {
         return nil
     }
 
-    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
-    func sweepMatchesBruteForce(seed: UInt64) {
+    static let methods: [RingValidation.Method] = [.pairs, .sweepLine, .automatic]
+
+    @Test(arguments: methods, [1, 2, 3, 4, 5] as [UInt64])
+    func sweepMatchesBruteForce(method: RingValidation.Method, seed: UInt64) {
         var random = SplitMix64(seed: seed)
         for _ in 0..<2_000 {
             let count = Int.random(in: 3...9, using: &random)
             var points = (0..<count).map { _ in (Int.random(in: 0...4, using: &random), Int.random(in: 0...4, using: &random)) }
             points.append(points[0])
             let coordinates = points.map { Coordinate(latitude: Double($0.1), longitude: Double($0.0)) }
-            let sweep = RingValidation.firstSelfIntersection(coordinates)
+            let sweep = RingValidation.firstSelfIntersection(coordinates, method: method)
             let expected = Self.bruteForce(points)
             #expect(sweep?.0 == expected?.0 && sweep?.1 == expected?.1, "ring \(points)")
         }
     }
 
-    @Test("long rings (lattice walks, dented circles, stars) find the brute-force pair", arguments: [11, 12, 13] as [UInt64])
-    func longRingsMatchBruteForce(seed: UInt64) {
+    @Test("long rings (lattice walks, dented circles, stars) find the brute-force pair",
+          arguments: methods, [11, 12, 13] as [UInt64])
+    func longRingsMatchBruteForce(method: RingValidation.Method, seed: UInt64) {
         var random = SplitMix64(seed: seed)
         for round in 0..<60 {
             let count = Int.random(in: 64...260, using: &random)
@@ -92,14 +97,14 @@ struct RingValidationTests {
             }
             points.append(points[0])
             let coordinates = points.map { Coordinate(latitude: Double($0.1), longitude: Double($0.0)) }
-            let found = RingValidation.firstSelfIntersection(coordinates)
+            let found = RingValidation.firstSelfIntersection(coordinates, method: method)
             let expected = Self.bruteForce(points)
             #expect(found?.0 == expected?.0 && found?.1 == expected?.1, "round \(round): \(String(describing: found)) vs \(String(describing: expected))")
         }
     }
 
-    @Test("a simple ring of 20,000 vertices is simple")
-    func bigSimpleRing() {
+    @Test("a simple ring of 20,000 vertices is simple", arguments: methods)
+    func bigSimpleRing(method: RingValidation.Method) {
         let count = 20_000
         var ring = (0..<count).map { k -> Coordinate in
             let angle = Double(k) / Double(count) * 2 * Double.pi
@@ -107,8 +112,93 @@ struct RingValidationTests {
             return Coordinate(latitude: 45 + radius * sin(angle), longitude: 7 + radius * cos(angle))
         }
         ring.append(ring[0])
-        #expect(RingValidation.firstSelfIntersection(ring) == nil)
+        #expect(RingValidation.firstSelfIntersection(ring, method: method) == nil)
         ring[10_000] = Coordinate(latitude: 45, longitude: 7.5)  // a spike across the ring
-        #expect(RingValidation.firstSelfIntersection(ring) != nil)
+        #expect(RingValidation.firstSelfIntersection(ring, method: method) != nil)
+    }
+
+    /// Rough rings like gen_workload.py's large fences (radius noise of many harmonics), scaled onto an
+    /// integer lattice so that the brute force is exact: vertices often repeat, edges touch and run along
+    /// each other, and some rings are simple. Long enough for the automatic choice to take the line sweep.
+    @Test("rough lattice rings of 150–600 vertices: both sweeps find the brute-force pair",
+          arguments: [21, 22, 23, 24] as [UInt64])
+    func roughRingsMatchBruteForce(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        for round in 0..<12 {
+            let count = Int.random(in: 150...600, using: &random)
+            let harmonics = (1...12).map { k in (Double.random(in: -1...1, using: &random) / Double(k), Double.random(in: 0...6.28, using: &random)) }
+            let roughness = round % 2 == 0 ? 0.05 : 0.6  // smooth (usually simple) or rough (usually not)
+            let scale = Double([40, 400, 4000][round % 3])  // coarse lattices make touching and collinear common
+            var points: [(Int, Int)] = (0..<count).map { k in
+                let angle = (Double(k) + Double.random(in: 0..<0.8, using: &random)) / Double(count) * 2 * Double.pi
+                var radius = 1.0
+                for (j, (amplitude, phase)) in harmonics.enumerated() { radius += roughness * amplitude * sin(Double(j + 1) * angle + phase) }
+                radius = max(radius, 0.2)
+                return (Int((cos(angle) * radius * scale).rounded()), Int((sin(angle) * radius * scale).rounded()))
+            }
+            points.append(points[0])
+            let coordinates = points.map { Coordinate(latitude: Double($0.1), longitude: Double($0.0)) }
+            let expected = Self.bruteForce(points)
+            for method in Self.methods {
+                let found = RingValidation.firstSelfIntersection(coordinates, method: method)
+                #expect(found?.0 == expected?.0 && found?.1 == expected?.1,
+                        "\(method), round \(round): \(String(describing: found)) vs \(String(describing: expected))")
+            }
+        }
+    }
+
+    /// Hand-made degenerate rings: a vertex touching a far edge, collinear edges overlapping, a ring
+    /// passing twice through one vertex, a zero-width ring folding back on itself, a long thin simple
+    /// ring, vertical edges, and long diagonals across a staircase of short edges.
+    @Test("touching, collinear and degenerate rings", arguments: methods)
+    func degenerateRings(method: RingValidation.Method) {
+        let rings: [[(Int, Int)]] = [
+            [(0, 0), (10, 0), (10, 10), (5, 0), (0, 10), (0, 0)],         // vertex on a far edge
+            [(0, 0), (10, 0), (10, 5), (4, 0), (4, -5), (0, -5), (0, 0)],  // edge along another edge
+            [(0, 0), (5, 5), (10, 0), (10, 10), (5, 5), (0, 10), (0, 0)],  // figure eight through one vertex
+            [(0, 0), (10, 0), (0, 0)],                                      // folds back on itself
+            [(0, 0), (10, 0), (5, 0), (0, 0)],                              // collinear, folding
+            [(0, 0), (1000, 1), (1000, 2), (0, 3), (0, 0)],                 // thin and simple
+            [(0, 0), (1000, 1000), (1001, 1000), (1, 0), (1000, 999), (0, 0)],  // two long diagonals crossing
+            [(0, 0), (2, 0), (2, 1), (1, 1), (1, 3), (2, 3), (2, 4), (0, 4), (0, 0)],  // simple, vertical edges on one line
+            [(0, 0), (2, 0), (2, 2), (1, 2), (1, 1), (1, 3), (0, 3), (0, 0)],  // a vertical edge folding back
+            [(0, 0), (4, 0), (4, 4), (2, 4), (2, 0), (0, 4), (0, 0)],  // a vertex on a far edge
+        ]
+        // A staircase of 200 unit steps (vertical and horizontal edges, vertices on one line) closed by long
+        // diagonals that touch it.
+        var staircase: [(Int, Int)] = [(0, 0)]
+        for k in 0..<100 { staircase += [(k + 1, k), (k + 1, k + 1)] }
+        for k in 1...3 { staircase += [(0, k), (100, 100 - k)] }
+        staircase.append((0, 0))
+        for points in rings + [staircase] {
+            let coordinates = points.map { Coordinate(latitude: Double($0.1), longitude: Double($0.0)) }
+            let found = RingValidation.firstSelfIntersection(coordinates, method: method)
+            let expected = Self.bruteForce(points)
+            #expect(found?.0 == expected?.0 && found?.1 == expected?.1, "\(points): \(String(describing: found)) vs \(String(describing: expected))")
+        }
+        #expect(Self.bruteForce([(0, 0), (10, 0), (10, 10), (5, 0), (0, 10), (0, 0)]) != nil)
+        #expect(Self.bruteForce([(0, 0), (1000, 1), (1000, 2), (0, 3), (0, 0)]) == nil)
+    }
+
+    /// The line sweep is what makes validation fast, so it must prove simple rings simple rather than
+    /// hand them to the pair sweep: star-shaped rings with rough radii (gen_workload.py's shape, simple by
+    /// construction), with and without the jitter that makes their edges' boxes overlap by the hundred.
+    @Test("the line sweep proves rough star-shaped rings simple")
+    func lineSweepProvesStarsSimple() {
+        var random = SplitMix64(seed: 31)
+        for round in 0..<20 {
+            let count = Int.random(in: 64...5_000, using: &random)
+            let jitter = round % 2 == 0 ? 0.0 : 0.05
+            var angles = (0..<count).map { k in (Double(k) + Double.random(in: 0..<0.8, using: &random)) / Double(count) * 2 * Double.pi }
+            angles.sort()
+            var ring = angles.map { angle -> Coordinate in
+                let radius = 0.1 * (1 + 0.3 * sin(3 * angle) + Double.random(in: -jitter...jitter, using: &random))
+                return Coordinate(latitude: 46 + radius * sin(angle), longitude: 7 + radius * cos(angle))
+            }
+            ring.append(ring[0])
+            let n = ring.count - 1
+            #expect(ring.withUnsafeBufferPointer { RingValidation.isSimpleBySweepLine($0, edges: n) }, "round \(round), \(count) vertices")
+            #expect(RingValidation.firstSelfIntersection(ring, method: .pairs) == nil)
+        }
     }
 }
