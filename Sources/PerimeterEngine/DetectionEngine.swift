@@ -76,6 +76,8 @@ public struct DetectionEngine: Sendable {
     /// Reused buffers of ``evaluate(deviceSlot:time:coordinate:inside:into:)``: a device's new fence
     /// list and its entries while they are put in order. Empty between updates.
     var keptScratch: [Membership] = [], entryScratch: [GeofenceEvent] = []
+    /// Words read by ``process(contentsOf:into:)``'s read-ahead, kept so that the reads are not optimised away.
+    var readAheadSink: UInt64 = 0
 
     // Option state, kept apart from the default path's (see DetectionEngine+Options.swift).
     /// Whether the general (options) path evaluates updates: some option is on somewhere.
@@ -238,6 +240,34 @@ public struct DetectionEngine: Sendable {
         var events: [GeofenceEvent] = []
         process(update, into: &events)
         return events
+    }
+
+    /// Evaluates `updates` in order, exactly as calling ``process(_:into:)`` on each in turn would, and
+    /// returns the rejected ones with their positions in `updates` (empty when all were accepted).
+    ///
+    /// Faster than one call per update on a big fence set: while one update is evaluated, the fence
+    /// index's memory for the next three is read ahead, a level per update (``FenceSet/readAhead(_:step:)``),
+    /// so that their cache misses overlap instead of following one another. Reading ahead changes
+    /// nothing; the results are those of single calls.
+    /// - Complexity: the sum of the updates' costs.
+    @discardableResult
+    public mutating func process(contentsOf updates: [LocationUpdate], into events: inout [GeofenceEvent])
+        -> [(index: Int, rejection: Rejection)] {
+        var rejections: [(index: Int, rejection: Rejection)] = []
+        fences.prepare()
+        let n = updates.count
+        var sink: UInt64 = 0
+        // The first updates get the steps they would have had in a longer batch.
+        if n > 1 { sink &+= fences.readAhead(updates[1].coordinate, step: 0) &+ fences.readAhead(updates[1].coordinate, step: 1) }
+        if n > 2 { sink &+= fences.readAhead(updates[2].coordinate, step: 0) }
+        for i in 0..<n {
+            if i + 3 < n { sink &+= fences.readAhead(updates[i + 3].coordinate, step: 0) }
+            if i + 2 < n { sink &+= fences.readAhead(updates[i + 2].coordinate, step: 1) }
+            if i + 1 < n { sink &+= fences.readAhead(updates[i + 1].coordinate, step: 2) }
+            if let rejection = process(updates[i], into: &events) { rejections.append((i, rejection)) }
+        }
+        readAheadSink &+= sink
+        return rejections
     }
 
     /// Fires every dwell that falls due by `time` for devices that sent no update since (presence holds
