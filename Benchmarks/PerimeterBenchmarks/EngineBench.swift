@@ -21,6 +21,8 @@ public struct EngineBench: Sendable {
         public static let dwell = "Engine with dwell on"
         /// Circle fences.
         public static let circles = "Circle fences (geodesic radius)"
+        /// Per-device state of the engine.
+        public static let deviceMemory = "Engine memory per device"
     }
 
     /// The workload.
@@ -70,32 +72,57 @@ public struct EngineBench: Sendable {
         return list
     }
 
-    /// Median CPU seconds of a bare query pass, and the number of pairs.
-    static func timeQueries(_ index: RegionIndex, _ fixes: Workload.Fixes, runs: Int) -> (Double, Int) {
+    /// Median CPU seconds of a bare query pass, and the number of pairs. With `readAhead`, each query
+    /// reads ahead the index memory of the next ones (``RegionIndex/readAhead(_:step:)``), as a batch
+    /// of the engine does.
+    static func timeQueries(_ index: RegionIndex, _ fixes: Workload.Fixes, runs: Int, readAhead: Bool = true) -> (Double, Int) {
         var hits: [Int32] = []
         hits.reserveCapacity(64)
+        let n = fixes.count
+        func point(_ i: Int) -> Coordinate { Coordinate(latitude: fixes.latitude[i], longitude: fixes.longitude[i]) }
         let r = Measure.repeated(runs: runs) { () -> Int in
             var total = 0
-            for i in 0..<fixes.count {
-                index.regions(containing: Coordinate(latitude: fixes.latitude[i], longitude: fixes.longitude[i]), into: &hits)
+            var sink: UInt64 = 0
+            for i in 0..<n {
+                if readAhead {
+                    if i + 3 < n { sink &+= index.readAhead(point(i + 3), step: 0) }
+                    if i + 2 < n { sink &+= index.readAhead(point(i + 2), step: 1) }
+                    if i + 1 < n { sink &+= index.readAhead(point(i + 1), step: 2) }
+                }
+                index.regions(containing: point(i), into: &hits)
                 total &+= hits.count
             }
+            if sink == 0x5EED_5EED_5EED_5EED { log("read-ahead sink hit its marker") }  // keeps the reads
             return total
         }
         return (r.seconds, r.result)
     }
 
     /// Median CPU seconds of feeding every update through a fresh engine, and its statistics.
-    public static func timeEngine(_ fenceSet: FenceSet, _ updates: [LocationUpdate], dwell: Double?, runs: Int)
+    /// With `batches`, the updates go in batches of 1,000 (``DetectionEngine/process(contentsOf:into:)``,
+    /// which reads the index ahead); without, one ``DetectionEngine/process(_:into:)`` call each.
+    public static func timeEngine(_ fenceSet: FenceSet, _ updates: [LocationUpdate], dwell: Double?, runs: Int,
+                                  batches: Bool = true)
         -> (seconds: Double, statistics: DetectionEngine.Statistics) {
         let configuration = DetectionEngine.Configuration(defaultDwellTime: dwell)
+        let batchSize = 1_000
+        let batchList = batches
+            ? stride(from: 0, to: updates.count, by: batchSize).map { Array(updates[$0 ..< min($0 + batchSize, updates.count)]) }
+            : []
         let r = Measure.repeated(runs: runs) { () -> DetectionEngine.Statistics in
             var engine = DetectionEngine(fences: fenceSet, configuration: configuration)
             var events: [GeofenceEvent] = []
             events.reserveCapacity(64)
-            for u in updates {
-                engine.process(u, into: &events)
-                events.removeAll(keepingCapacity: true)
+            if batches {
+                for batch in batchList {
+                    engine.process(contentsOf: batch, into: &events)
+                    events.removeAll(keepingCapacity: true)
+                }
+            } else {
+                for u in updates {
+                    engine.process(u, into: &events)
+                    events.removeAll(keepingCapacity: true)
+                }
             }
             return engine.statistics
         }
@@ -124,7 +151,10 @@ public struct EngineBench: Sendable {
         let pairs = Self.pairs(index, fixes)
         let (querySeconds, total) = Self.timeQueries(index, fixes, runs: runs)
         report.add(Section.query, "Perimeter RegionIndex", Double(fixes.count) / querySeconds, "points/s",
-                   note: "\(fixes.count) points, \(total) pairs; median of \(runs)", reference: true)
+                   note: "\(fixes.count) points, \(total) pairs, reading 3 queries ahead; median of \(runs)", reference: true)
+        let (singleSeconds, _) = Self.timeQueries(index, fixes, runs: runs, readAhead: false)
+        report.add(Section.query, "Perimeter RegionIndex, no read-ahead", Double(fixes.count) / singleSeconds, "points/s",
+                   note: "one query at a time; median of \(runs)")
 
         let updates = Self.updates(fixes)
         var fenceSet = FenceSet(fences)
@@ -132,11 +162,16 @@ public struct EngineBench: Sendable {
         log("engine: \(updates.count) updates")
         let plain = Self.timeEngine(fenceSet, updates, dwell: nil, runs: runs)
         report.add(Section.engine, "Perimeter DetectionEngine", Double(updates.count) / plain.seconds, "updates/s",
-                   note: "\(plain.statistics.entries) entries, \(plain.statistics.exits) exits; median of \(runs)",
+                   note: "\(plain.statistics.entries) entries, \(plain.statistics.exits) exits; batches of 1,000; median of \(runs)",
                    reference: true)
+        let single = Self.timeEngine(fenceSet, updates, dwell: nil, runs: runs, batches: false)
+        report.add(Section.engine, "Perimeter DetectionEngine, one call per update", Double(updates.count) / single.seconds,
+                   "updates/s", note: "process(_:into:) per update; median of \(runs)")
         let withDwell = Self.timeEngine(fenceSet, updates, dwell: dwell, runs: runs)
         report.add(Section.dwell, "Perimeter DetectionEngine, dwell \(Int(dwell)) s", Double(updates.count) / withDwell.seconds,
                    "updates/s", note: "\(withDwell.statistics.dwells) dwells; median of \(runs)", reference: true)
+
+        Self.reportDeviceMemory(fenceSet, updates, into: &report)
 
         let expected = pairs.eventCounts(devices: fixes.device)
         report.check("engine entry/exit counts vs the index's pairs",
@@ -145,6 +180,32 @@ public struct EngineBench: Sendable {
                         && plain.statistics.exits == withDwell.statistics.exits,
                      "pairs imply \(expected.entries) entries / \(expected.exits) exits; engine \(plain.statistics.entries) / \(plain.statistics.exits), with dwell \(withDwell.statistics.entries) / \(withDwell.statistics.exits)")
         return (pairs, plain.statistics.entries, plain.statistics.exits)
+    }
+
+    /// The engine's per-device memory (``DetectionEngine/deviceMemory``): after the workload, and for a
+    /// million idle devices (one update each, no fence).
+    static func reportDeviceMemory(_ fenceSet: FenceSet, _ updates: [LocationUpdate], into report: inout Report) {
+        var engine = DetectionEngine(fences: fenceSet)
+        var events: [GeofenceEvent] = []
+        engine.process(contentsOf: updates, into: &events)
+        let after = engine.deviceMemory
+        let memberships = engine.knownDevices.reduce(0) { $0 + engine.presence(of: $1).count }
+        report.add(Section.deviceMemory, "idle device (state + device table), workload's devices", after.idleDeviceBytes, "B",
+                   higherIsBetter: false, note: "\(after.devices) devices; fixed \(after.fixedBytes) B", reference: true)
+        report.add(Section.deviceMemory, "fence lists after the workload", Double(after.presenceBytes) / Double(max(1, after.devices)),
+                   "B/device", higherIsBetter: false,
+                   note: "\(memberships) memberships in \(after.presenceBytes) B (array headers and spare capacity included)",
+                   comparedToReference: false)
+        var idle = DetectionEngine()
+        let count = 1_000_000
+        for i in 0..<count {
+            idle.process(LocationUpdate(device: DeviceID("idle-\(i)"), time: Date(timeIntervalSince1970: 1_700_000_000),
+                                        latitude: 0, longitude: 0), into: &events)
+        }
+        let m = idle.deviceMemory
+        report.add(Section.deviceMemory, "idle device (state + device table), 1,000,000 devices", m.idleDeviceBytes, "B",
+                   higherIsBetter: false, note: "fixed \(m.fixedBytes) B; presence \(m.presenceBytes) B; ids \(m.idBytes) B",
+                   comparedToReference: false)
     }
 
     /// Runs the circle-fence benchmark (same fixes); returns Perimeter's pairs.

@@ -116,7 +116,7 @@ extension DetectionEngine {
     /// Memberships in fences that were removed since are left out (the engine drops them silently).
     /// - Complexity: O(k log k) for the k fences the device is inside.
     public func snapshot(of device: DeviceID) -> DeviceSnapshot? {
-        guard let slot = deviceSlots[device] else { return nil }
+        guard let slot = slot(of: device) else { return nil }
         return snapshot(slot: slot)
     }
 
@@ -165,15 +165,17 @@ extension DetectionEngine {
     public mutating func restore(_ snapshots: [DeviceSnapshot], engineState: EngineState? = nil) throws(RestoreError) {
         guard devices.isEmpty else { throw .engineNotEmpty }
         let base = Int(clamping: max(0, engineState?.acceptedSequence ?? 0))
-        var newSlots: [DeviceID: Int32] = [:]
-        newSlots.reserveCapacity(snapshots.count)
+        var newTable = DeviceTable()
         var newDevices: [DeviceState] = []
         newDevices.reserveCapacity(snapshots.count)
         var newTimers: [DwellTimer] = []
         var newOptions: [Int32: DeviceOptionsState] = [:]
         var newStreams: [Int32: DeviceStreamState] = [:]
         for snapshot in snapshots {
-            guard newSlots[snapshot.device] == nil else { throw .duplicateDevice(snapshot.device) }
+            let hash = DeviceTable.hash(snapshot.device)
+            guard newTable.slot(of: snapshot.device, hash: hash, in: newDevices) == nil else {
+                throw .duplicateDevice(snapshot.device)
+            }
             let silent = snapshot.updateCount == 0 && snapshot.lastTime == -.infinity && snapshot.memberships.isEmpty
             guard snapshot.lastTime.isFinite || silent else {
                 throw .inconsistent(device: snapshot.device, reason: "last update time is not finite")
@@ -225,10 +227,10 @@ extension DetectionEngine {
             if let stream = snapshot.stream, configuration.usesStreamOptions || !stream.buffered.isEmpty {
                 newStreams[deviceSlot] = try streamState(stream, device: snapshot.device)
             }
-            newSlots[snapshot.device] = deviceSlot
             newDevices.append(state)
+            newTable.insert(deviceSlot, hash: hash, in: newDevices)
         }
-        deviceSlots = newSlots
+        deviceTable = newTable
         devices = newDevices
         for timer in newTimers { timers.push(timer) }
         if let engineState {

@@ -9,12 +9,11 @@ extension DetectionEngine {
     mutating func intake(_ update: LocationUpdate, time t: Double, coordinate: Coordinate,
                          into events: inout [GeofenceEvent]) -> Rejection? {
         let deviceSlot: Int32
-        if let existing = deviceSlots[update.device] {
+        let hash = DeviceTable.hash(update.device)
+        if let existing = deviceTable.slot(of: update.device, hash: hash, in: devices) {
             deviceSlot = existing
         } else {
-            deviceSlot = Int32(devices.count)
-            devices.append(DeviceState(id: update.device))
-            deviceSlots[update.device] = deviceSlot
+            deviceSlot = addDevice(update.device, hash: hash)
         }
         var stream = streamStates[deviceSlot] ?? DeviceStreamState()
         let identity = UpdateIdentity(time: t, coordinate: coordinate)

@@ -69,10 +69,15 @@ public struct DetectionEngine: Sendable {
     public internal(set) var statistics = Statistics()
 
     var fences: FenceSet
-    var deviceSlots: [DeviceID: Int32] = [:]
+    var deviceTable = DeviceTable()
     var devices: [DeviceState] = []
     var timers = DwellTimers()
     var scratch: [FenceSet.Slot] = []
+    /// Reused buffers of ``evaluate(deviceSlot:time:coordinate:inside:into:)``: a device's new fence
+    /// list and its entries while they are put in order. Empty between updates.
+    var keptScratch: [Membership] = [], entryScratch: [GeofenceEvent] = []
+    /// Words read by ``process(contentsOf:into:)``'s read-ahead, kept so that the reads are not optimised away.
+    var readAheadSink: UInt64 = 0
 
     // Option state, kept apart from the default path's (see DetectionEngine+Options.swift).
     /// Whether the general (options) path evaluates updates: some option is on somewhere.
@@ -206,7 +211,8 @@ public struct DetectionEngine: Sendable {
         }
 
         let deviceSlot: Int32
-        if let existing = deviceSlots[update.device] {
+        let hash = DeviceTable.hash(update.device)
+        if let existing = deviceTable.slot(of: update.device, hash: hash, in: devices) {
             deviceSlot = existing
             let last = devices[Int(existing)].lastTime
             if t < last {
@@ -215,9 +221,7 @@ public struct DetectionEngine: Sendable {
                                    lastAccepted: Date(timeIntervalSince1970: last))
             }
         } else {
-            deviceSlot = Int32(devices.count)
-            devices.append(DeviceState(id: update.device))
-            deviceSlots[update.device] = deviceSlot
+            deviceSlot = addDevice(update.device, hash: hash)
         }
         statistics.acceptedUpdates += 1
         if usesOptions {
@@ -238,6 +242,34 @@ public struct DetectionEngine: Sendable {
         return events
     }
 
+    /// Evaluates `updates` in order, exactly as calling ``process(_:into:)`` on each in turn would, and
+    /// returns the rejected ones with their positions in `updates` (empty when all were accepted).
+    ///
+    /// Faster than one call per update on a big fence set: while one update is evaluated, the fence
+    /// index's memory for the next three is read ahead, a level per update (``FenceSet/readAhead(_:step:)``),
+    /// so that their cache misses overlap instead of following one another. Reading ahead changes
+    /// nothing; the results are those of single calls.
+    /// - Complexity: the sum of the updates' costs.
+    @discardableResult
+    public mutating func process(contentsOf updates: [LocationUpdate], into events: inout [GeofenceEvent])
+        -> [(index: Int, rejection: Rejection)] {
+        var rejections: [(index: Int, rejection: Rejection)] = []
+        fences.prepare()
+        let n = updates.count
+        var sink: UInt64 = 0
+        // The first updates get the steps they would have had in a longer batch.
+        if n > 1 { sink &+= fences.readAhead(updates[1].coordinate, step: 0) &+ fences.readAhead(updates[1].coordinate, step: 1) }
+        if n > 2 { sink &+= fences.readAhead(updates[2].coordinate, step: 0) }
+        for i in 0..<n {
+            if i + 3 < n { sink &+= fences.readAhead(updates[i + 3].coordinate, step: 0) }
+            if i + 2 < n { sink &+= fences.readAhead(updates[i + 2].coordinate, step: 1) }
+            if i + 1 < n { sink &+= fences.readAhead(updates[i + 1].coordinate, step: 2) }
+            if let rejection = process(updates[i], into: &events) { rejections.append((i, rejection)) }
+        }
+        readAheadSink &+= sink
+        return rejections
+    }
+
     /// Fires every dwell that falls due by `time` for devices that sent no update since (presence holds
     /// between updates). Events are ordered by time, then device id, then fence id.
     ///
@@ -255,7 +287,7 @@ public struct DetectionEngine: Sendable {
     public mutating func advance(to time: Date, holding held: Set<DeviceID>, into events: inout [GeofenceEvent]) {
         let now = time.timeIntervalSince1970
         guard now.isFinite else { return }
-        let heldSlots = Set(held.compactMap { deviceSlots[$0] })
+        let heldSlots = Set(held.compactMap { slot(of: $0) })
         if configuration.reorderWindow > 0 {
             releaseBuffered(upTo: now - configuration.reorderWindow, holding: heldSlots, into: &events)
         }
@@ -299,7 +331,7 @@ public struct DetectionEngine: Sendable {
     ///   other device is looked at.
     public mutating func advance(_ device: DeviceID, to time: Date, into events: inout [GeofenceEvent]) {
         let now = time.timeIntervalSince1970
-        guard now.isFinite, let slot = deviceSlots[device] else { return }
+        guard now.isFinite, let slot = slot(of: device) else { return }
         if configuration.reorderWindow > 0 { releaseBuffered(slot, upTo: now - configuration.reorderWindow, into: &events) }
         let d = Int(slot)
         guard devices[d].updateCount > 0 else { return }
@@ -337,7 +369,7 @@ public struct DetectionEngine: Sendable {
     ///   service's clock. A fence that expired by then is left out, as the device's next update would
     ///   drop it (expiry has no event, so nothing else needs to fire for it).
     public func presence(of device: DeviceID, at time: Date? = nil) -> [Presence] {
-        guard let slot = deviceSlots[device] else { return [] }
+        guard let slot = slot(of: device) else { return [] }
         let state = devices[Int(slot)]
         let asOf = max(state.lastTime, time?.timeIntervalSince1970 ?? -.infinity)
         return state.inside.compactMap { m -> Presence? in
@@ -350,7 +382,7 @@ public struct DetectionEngine: Sendable {
 
     /// The time of `device`'s last accepted update, or `nil` when it sent none.
     public func lastUpdateTime(of device: DeviceID) -> Date? {
-        guard let slot = deviceSlots[device], devices[Int(slot)].updateCount > 0 else { return nil }
+        guard let slot = slot(of: device), devices[Int(slot)].updateCount > 0 else { return nil }
         return Date(timeIntervalSince1970: devices[Int(slot)].lastTime)
     }
 
@@ -358,7 +390,18 @@ public struct DetectionEngine: Sendable {
     public var knownDevices: [DeviceID] { devices.indices.filter { isLive(slot: Int32($0)) }.map { devices[$0].id } }
 
     /// Whether `slot` holds a device the engine knows (not one ``forget(_:exitsAt:into:)`` dropped).
-    func isLive(slot: Int32) -> Bool { deviceSlots[devices[Int(slot)].id] == slot }
+    func isLive(slot: Int32) -> Bool { self.slot(of: devices[Int(slot)].id) == slot }
+
+    /// The slot of `device`, if the engine knows it.
+    func slot(of device: DeviceID) -> Int32? { deviceTable.slot(of: device, in: devices) }
+
+    /// Gives the device, unknown so far, a new slot; `hash` is its ``DeviceTable/hash(_:)``.
+    mutating func addDevice(_ device: DeviceID, hash: UInt64) -> Int32 {
+        let slot = Int32(devices.count)
+        devices.append(DeviceState(id: device))
+        deviceTable.insert(slot, hash: hash, in: devices)
+        return slot
+    }
 
     /// Drops everything the engine knows about `device`: presence, pending timers, option state and
     /// updates waiting in its reorder window. Its next update starts it afresh, as a device never seen.
@@ -370,7 +413,7 @@ public struct DetectionEngine: Sendable {
     /// - Complexity: O(k log k) for the k fences the device is inside.
     @discardableResult
     public mutating func forget(_ device: DeviceID, exitsAt time: Date? = nil, into events: inout [GeofenceEvent]) -> Bool {
-        guard let slot = deviceSlots[device] else { return false }
+        guard let slot = slot(of: device) else { return false }
         let state = devices[Int(slot)]
         if let time, state.updateCount > 0 {
             let t = max(time.timeIntervalSince1970, state.lastTime)
@@ -391,7 +434,7 @@ public struct DetectionEngine: Sendable {
         }
         // The slot stays behind, empty and unreachable: timers that still name it find no membership
         // and no option state, and fire nothing.
-        deviceSlots.removeValue(forKey: device)
+        deviceTable.remove(device, in: devices)
         devices[Int(slot)].inside = []
         optionStates.removeValue(forKey: slot)
         streamStates.removeValue(forKey: slot)
@@ -417,10 +460,11 @@ public struct DetectionEngine: Sendable {
         // 1. Dwells due by t, ordered by time then fence id.
         fireDueDwells(of: &state, by: t, coordinate: coordinate, into: &events)
 
-        // 2 and 3. Merge the old and new (ascending) slot lists.
-        var kept: [Membership] = []
-        kept.reserveCapacity(now.count)
-        var exits: [GeofenceEvent] = [], entries: [GeofenceEvent] = []
+        // 2 and 3. Merge the old and new (ascending) slot lists. Exits go straight to `events`, entries
+        // wait in a reused buffer, the new list is built in another: no allocation once they are warm.
+        var kept = keptScratch, entries = entryScratch
+        keptScratch = []; entryScratch = []  // moved out, so each buffer stays uniquely referenced
+        let exitStart = events.count
         var i = 0, j = 0
         while i < state.inside.count || j < now.count {
             let old = i < state.inside.count ? state.inside[i].slot : .max
@@ -440,7 +484,7 @@ public struct DetectionEngine: Sendable {
                     var event = makeEvent(.exit, fence: fence, device: state, membership: m, time: t,
                                           coordinate: coordinate)
                     event.timeInside = t - m.entryTime
-                    exits.append(event)
+                    events.append(event)
                 }
             } else {
                 j += 1
@@ -460,14 +504,18 @@ public struct DetectionEngine: Sendable {
                 }
             }
         }
-        exits.sort { $0.fence < $1.fence }
-        entries.sort { $0.fence < $1.fence }
-        events.append(contentsOf: exits)
+        if events.count - exitStart > 1 { events[exitStart...].sort { $0.fence < $1.fence } }
+        if entries.count > 1 { entries.sort { $0.fence < $1.fence } }
         events.append(contentsOf: entries)
 
-        state.inside = kept
+        state.inside.removeAll(keepingCapacity: true)
+        state.inside.append(contentsOf: kept)
         state.finish(time: t, coordinate: coordinate)
         devices[d] = state
+        kept.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
+        keptScratch = kept
+        entryScratch = entries
     }
 
     /// Whether an update at `t` inside exactly the slots `now` changes nothing for device `d` but its
@@ -494,7 +542,7 @@ public struct DetectionEngine: Sendable {
     /// Appends the dwells of `state` due by `t` (time order, then fence id) and marks them fired.
     private mutating func fireDueDwells(of state: inout DeviceState, by t: Double, coordinate: Coordinate,
                                         into events: inout [GeofenceEvent]) {
-        var dwells: [GeofenceEvent] = []
+        let start = events.count
         for i in state.inside.indices where !state.inside[i].hasDwelled {
             let traits = fences.traits(ofSlot: state.inside[i].slot)
             guard traits.exists, let dwell = traits.dwellTime(or: configuration.defaultDwellTime) else { continue }
@@ -502,14 +550,14 @@ public struct DetectionEngine: Sendable {
             guard due <= t else { continue }
             state.inside[i].hasDwelled = true
             if traits.events.contains(.dwell), due < traits.expiry, let fence = fences.id(ofSlot: state.inside[i].slot) {
-                dwells.append(makeEvent(.dwell, fence: fence, device: state, membership: state.inside[i],
+                events.append(makeEvent(.dwell, fence: fence, device: state, membership: state.inside[i],
                                         time: due, coordinate: coordinate))
             }
         }
-        guard !dwells.isEmpty else { return }
-        dwells.sort { ($0.time, $0.fence) < ($1.time, $1.fence) }
-        statistics.dwells += dwells.count
-        events.append(contentsOf: dwells)
+        let count = events.count - start
+        guard count > 0 else { return }
+        if count > 1 { events[start...].sort { ($0.time, $0.fence) < ($1.time, $1.fence) } }
+        statistics.dwells += count
     }
 
     func dwellTime(of fence: Fence) -> Double? {
@@ -536,6 +584,11 @@ public struct DetectionEngine: Sendable {
     /// beginning at that instant it is — so re-posting or replaying updates gives the same ids
     /// (docs/semantics.md, "Event and visit ids").
     func visitID(device: DeviceID, fence: FenceID, membership m: Membership) -> String {
+        visitHash(device: device, fence: fence, membership: m).hex
+    }
+
+    /// The hash whose ``StableHash/hex`` is the visit id.
+    func visitHash(device: DeviceID, fence: FenceID, membership m: Membership) -> StableHash {
         var hash = StableHash()
         hash.combine(device.rawValue)
         hash.combine(fence.rawValue)
@@ -547,7 +600,7 @@ public struct DetectionEngine: Sendable {
             hash.combine(UInt64(m.ordinal))
             hash.combine(Self.visitIDScheme)  // one more word: never equal to a legacy id's input
         }
-        return hash.hex
+        return hash
     }
 
     /// Marks ids derived from what a visit is (as opposed to the legacy update count).
@@ -558,14 +611,14 @@ public struct DetectionEngine: Sendable {
     /// of a level event among the device's updates at one instant.
     func makeEvent(_ kind: GeofenceEventKind, fence: FenceID, device: DeviceState, membership m: Membership,
                    time: Double, coordinate: Coordinate, extra: UInt64? = nil) -> GeofenceEvent {
-        let visit = visitID(device: device.id, fence: fence, membership: m)
+        let visit = visitHash(device: device.id, fence: fence, membership: m)
         var hash = StableHash()
-        hash.combine(visit)
+        hash.combine(hexOf: visit)  // the visit id's text, as the id's definition reads
         hash.combine(kind.rawValue)
         hash.combine(time)
         if let extra { hash.combine(extra) }
-        return GeofenceEvent(id: hash.hex, visitID: visit, kind: kind, fence: fence, device: device.id,
-                             time: Date(timeIntervalSince1970: time), coordinate: coordinate)
+        return GeofenceEvent(identifier: hash.identifier, visitIdentifier: visit.identifier, kind: kind, fence: fence,
+                             device: device.id, time: Date(timeIntervalSince1970: time), coordinate: coordinate)
     }
 
     private static func normalised(_ c: Coordinate) -> Coordinate? {

@@ -10,9 +10,21 @@ import PerimeterGeometry
 /// ``visitID``.
 public struct GeofenceEvent: Hashable, Sendable {
     /// Unique id of this event (32 hex digits), stable across runs: derived from the visit and the kind.
-    public var id: String
+    /// (Kept as its 128 bits and written out when read.)
+    public var id: String {
+        get { identifier.text }
+        set { identifier = EventIdentifier(newValue) }
+    }
     /// Id of the visit (32 hex digits) this event belongs to: shared by its entry, dwell and exit.
-    public var visitID: String
+    /// (Kept as its 128 bits and written out when read.)
+    public var visitID: String {
+        get { visitIdentifier.text }
+        set { visitIdentifier = EventIdentifier(newValue) }
+    }
+    /// ``id`` before it is written out.
+    var identifier: EventIdentifier
+    /// ``visitID`` before it is written out.
+    var visitIdentifier: EventIdentifier
     /// What happened.
     public var kind: GeofenceEventKind
     /// The fence.
@@ -37,8 +49,17 @@ public struct GeofenceEvent: Hashable, Sendable {
     public init(id: String, visitID: String, kind: GeofenceEventKind, fence: FenceID, device: DeviceID,
                 time: Date, coordinate: Coordinate, timeInside: Double? = nil, observedAt: Date? = nil,
                 reason: ExitReason = .left) {
-        self.id = id
-        self.visitID = visitID
+        self.init(identifier: EventIdentifier(id), visitIdentifier: EventIdentifier(visitID), kind: kind,
+                  fence: fence, device: device, time: time, coordinate: coordinate, timeInside: timeInside,
+                  observedAt: observedAt, reason: reason)
+    }
+
+    /// Creates an event whose ids are written out when read (the engine's way).
+    init(identifier: EventIdentifier, visitIdentifier: EventIdentifier, kind: GeofenceEventKind, fence: FenceID,
+         device: DeviceID, time: Date, coordinate: Coordinate, timeInside: Double? = nil, observedAt: Date? = nil,
+         reason: ExitReason = .left) {
+        self.identifier = identifier
+        self.visitIdentifier = visitIdentifier
         self.kind = kind
         self.fence = fence
         self.device = device

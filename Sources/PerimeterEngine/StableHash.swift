@@ -12,6 +12,7 @@ struct StableHash {
         return z ^ (z >> 31)
     }
 
+    @inline(__always)
     mutating func combine(_ value: UInt64) {
         a = StableHash.mix(a ^ value) &+ b
         b = StableHash.mix(b &+ (value &* 0x9E37_79B9_7F4A_7C15)) ^ ((a << 23) | (a >> 41))
@@ -19,7 +20,14 @@ struct StableHash {
 
     mutating func combine(_ value: Double) { combine(value.bitPattern) }
 
+    /// Combines the text's UTF-8 bytes as little-endian words (the last one zero-padded, and a zero
+    /// word when the bytes fill whole words), then the byte count.
     mutating func combine(_ text: String) {
+        let done = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            combine(bytes: UnsafeRawBufferPointer(bytes))
+            return true
+        }
+        if done != nil { return }
         var word: UInt64 = 0
         var shift: UInt64 = 0
         var count: UInt64 = 0
@@ -37,27 +45,70 @@ struct StableHash {
         combine(count)
     }
 
+    /// ``combine(_:)-(String)`` over contiguous bytes, eight at a time.
+    @inline(__always)
+    private mutating func combine(bytes: UnsafeRawBufferPointer) {
+        let n = bytes.count
+        var i = 0
+        while i + 8 <= n {
+            combine(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+            i += 8
+        }
+        var word: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < n {
+            word |= UInt64(bytes[i]) << shift
+            shift += 8
+            i += 1
+        }
+        combine(word)
+        combine(UInt64(n))
+    }
+
+    /// Combines the text of ``hex`` of `other` (32 hex digits) without writing it out: the same
+    /// words as `combine(other.hex)`.
+    mutating func combine(hexOf other: StableHash) {
+        let (first, second) = other.halves
+        let (w0, w1) = Self.hexWords(first), (w2, w3) = Self.hexWords(second)
+        combine(w0)
+        combine(w1)
+        combine(w2)
+        combine(w3)
+        combine(UInt64(0))
+        combine(UInt64(32))
+    }
+
     /// The hash as one 64-bit word (for a hash that is itself combined into another).
     var word: UInt64 { StableHash.mix(a ^ (b >> 1)) }
 
+    /// The two 64-bit halves whose hex digits make ``hex``.
+    var halves: (UInt64, UInt64) { (StableHash.mix(a ^ (b >> 1)), StableHash.mix(b ^ a)) }
+
     /// The hash as 32 lower-case hex digits.
-    var hex: String {
-        let first = StableHash.mix(a ^ (b >> 1)), second = StableHash.mix(b ^ a)
-        return String(unsafeUninitializedCapacity: 32) { buffer in
-            StableHash.writeHex(first, into: buffer, at: 0)
-            StableHash.writeHex(second, into: buffer, at: 16)
-            return 32
-        }
+    var hex: String { identifier.text }
+
+    /// The hash as an identifier whose text is ``hex``, made when read.
+    var identifier: EventIdentifier {
+        let (first, second) = halves
+        return .bits(high: first, low: second)
     }
 
-    /// Writes `value` as 16 lower-case hex digits (leading zeros kept) at `offset`.
+    /// The 16 lower-case hex digits of `value` (leading zeros kept) as ASCII bytes packed into two
+    /// little-endian words: the first eight digits, then the last eight.
     @inline(__always)
-    private static func writeHex(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
-        let digits: StaticString = "0123456789abcdef"
-        digits.withUTF8Buffer { digits in
-            for i in 0..<16 {
-                buffer[offset + i] = digits[Int((value >> UInt64(60 - 4 * i)) & 0xF)]
-            }
+    static func hexWords(_ value: UInt64) -> (UInt64, UInt64) {
+        (hexWord(UInt32(truncatingIfNeeded: value >> 32)), hexWord(UInt32(truncatingIfNeeded: value)))
+    }
+
+    /// The eight hex digits of `value`, most significant first, as the bytes of a little-endian word.
+    @inline(__always)
+    private static func hexWord(_ value: UInt32) -> UInt64 {
+        var word: UInt64 = 0
+        for i in 0..<8 {
+            let digit = UInt64((value >> UInt32(28 - 4 * i)) & 0xF)
+            let ascii = digit < 10 ? digit &+ 48 : digit &+ 87
+            word |= ascii << UInt64(8 * i)
         }
+        return word
     }
 }

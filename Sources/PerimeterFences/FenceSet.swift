@@ -138,6 +138,13 @@ public struct FenceSet: Sendable {
         query(coordinate, into: &result)
     }
 
+    /// Reads ahead, for a later ``slots(containing:into:)`` of `coordinate`, one level of the index's
+    /// memory (``RegionIndex/readAhead(_:step:)``); reads the index as last prepared.
+    @inline(__always)
+    public func readAhead(_ coordinate: Coordinate, step: Int) -> UInt64 {
+        index.readAhead(coordinate, step: step)
+    }
+
     @usableFromInline
     func query(_ coordinate: Coordinate, into result: inout [Slot]) {
         index.regions(containing: coordinate, into: &result)

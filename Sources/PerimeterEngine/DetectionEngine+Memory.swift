@@ -1,0 +1,44 @@
+import Foundation
+
+extension DetectionEngine {
+    /// What the engine's per-device state occupies, in bytes, counted from its containers' capacities
+    /// (the allocator's own overhead left out). Fence and index memory are not included.
+    public struct DeviceMemory: Hashable, Sendable {
+        /// Device slots, forgotten ones included (their slots stay behind, empty).
+        public var devices: Int
+        /// The fixed part: every slot's state and the device table, whatever the devices are inside.
+        public var fixedBytes: Int
+        /// Fence lists: the memberships of devices inside fences and the few instant visits, each
+        /// list with its array header.
+        public var presenceBytes: Int
+        /// Device ids too long to be stored inline in their state (over 15 UTF-8 bytes).
+        public var idBytes: Int
+
+        /// The fixed part per device slot: what an idle device (inside no fence, short id) costs.
+        public var idleDeviceBytes: Double { devices == 0 ? 0 : Double(fixedBytes) / Double(devices) }
+        /// All of it.
+        public var totalBytes: Int { fixedBytes + presenceBytes + idBytes }
+    }
+
+    /// Size of a Swift array's heap header (object header, count, capacity) on 64-bit platforms.
+    static let arrayHeaderBytes = 32
+
+    /// What the per-device state occupies now.
+    /// - Complexity: O(d) for d device slots.
+    public var deviceMemory: DeviceMemory {
+        var presence = 0, ids = 0
+        for state in devices {
+            if state.inside.capacity > 0 {
+                presence += Self.arrayHeaderBytes + state.inside.capacity * MemoryLayout<Membership>.stride
+            }
+            if state.instantVisits.capacity > 0 {
+                presence += Self.arrayHeaderBytes + state.instantVisits.capacity * MemoryLayout<InstantVisit>.stride
+            }
+            let length = state.id.rawValue.utf8.count
+            if length > 15 { ids += Self.arrayHeaderBytes + length + 1 }
+        }
+        return DeviceMemory(devices: devices.count,
+                            fixedBytes: devices.capacity * MemoryLayout<DeviceState>.stride + deviceTable.bucketBytes,
+                            presenceBytes: presence, idBytes: ids)
+    }
+}
