@@ -8,8 +8,8 @@
 //
 // The second run differs from the first only in what TSan is told, not in what the threads do, so the
 // reports of the first come from the lock's hand-over that TSan cannot see: when the lock is contended,
-// Mutex waits in the kernel (a priority-inheritance futex, in the uninstrumented Swift runtime), and the
-// kernel hands the lock to the waiter without an atomic operation TSan could observe.
+// Mutex's lock and unlock paths run in the uninstrumented Swift runtime and wait and wake in the kernel
+// (a futex); only the uncontended compare-and-swap, inlined here, is instrumented.
 import Foundation
 import Synchronization
 
