@@ -76,9 +76,11 @@ fuzz: deps
 	Fuzz/fuzz.sh run $(SECONDS)
 
 # e.g. `make test-tsan TEST_ARGS="--filter PerimeterServiceTests"`; suppressions: scripts/sanitizers/.
+# On a shared machine: `nice -n 19 make …`, and renice the test process (docs/reliability.md, "Sanitizers").
 test-asan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address
-	$(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address $(TEST_ARGS)
+	LSAN_OPTIONS="suppressions=$(CURDIR)/scripts/sanitizers/lsan.supp" \
+		$(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address $(TEST_ARGS)
 
 test-tsan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread

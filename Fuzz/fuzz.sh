@@ -3,7 +3,8 @@
 #
 #   Fuzz/fuzz.sh build               build the package's libraries with -sanitize=fuzzer,address into
 #                                    .build-fuzz, then one executable per target in .build-fuzz/fuzz/bin
-#   Fuzz/fuzz.sh run SECONDS [T...]  run each target (default: all) for SECONDS; `make fuzz SECONDS=N`
+#   Fuzz/fuzz.sh run SECONDS [T...]  run each target (default: all) for SECONDS, one per core at a time,
+#                                    at nice 19 (FUZZ_JOBS, FUZZ_NICE change that); `make fuzz SECONDS=N`
 #
 # How it is built: SwiftPM compiles the library targets (release, with libFuzzer's coverage and ASan,
 # and -enable-testing so a target may `@testable import` an internal type), in its own scratch folder
@@ -13,7 +14,7 @@
 # Inputs: the seeds committed in Fuzz/corpus/<target>, plus the small files of ../shared/fixtures
 # gathered at run time when present; what libFuzzer learns goes to .build-fuzz/fuzz/corpus/<target>
 # (kept between runs), crashes to .build-fuzz/fuzz/artifacts. Each run appends one line per target to
-# .build-fuzz/fuzz/runs.tsv (date, target, seconds, executions, crashes). Exit status: non-zero when a
+# .build-fuzz/fuzz/runs.tsv (date, target, seconds, executions, crashes, CPU seconds). Exit status: non-zero when a
 # target found a crash (its reproducer is printed: `.build-fuzz/fuzz/bin/<target> <file>` replays it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +22,10 @@ export PATH="$PATH:/opt/swift/usr/bin"
 SCRATCH=.build-fuzz
 OUT=$SCRATCH/fuzz
 TARGETS=(geojson rfc3339 tracks locations routes api)
+# PerimeterServer and every module it depends on (Package.swift): their object files are linked whole.
 MODULES=(PerimeterGeometry PerimeterGeoJSON PerimeterIndex PerimeterFences PerimeterEngine PerimeterTracks
-         PerimeterService PerimeterSQLite PerimeterHTTP PerimeterServer)
+         PerimeterService PerimeterSQLite PerimeterHTTP PerimeterHTTPClient PerimeterCrypto PerimeterWebhooks
+         PerimeterServer)
 SANITIZE=-sanitize=fuzzer,address
 
 build() {
@@ -40,8 +43,8 @@ build() {
         fi
         echo "fuzz: building $target"
         swiftc "$SANITIZE" -parse-as-library -O -module-name "Fuzz_$target" \
-            -I "$lib/Modules" -I Sources/CSQLite -I Sources/CMicroHTTPD $(pkg-config --cflags-only-I libmicrohttpd sqlite3 | sed 's/-I/-Xcc -I/g') \
-            "Fuzz/$target.swift" "${extra[@]}" "${objects[@]}" -lsqlite3 -lmicrohttpd -o "$OUT/bin/$target" \
+            -I "$lib/Modules" -I Sources/CSQLite -I Sources/CMicroHTTPD -I Sources/CCurl -I Sources/CCrypto $(pkg-config --cflags-only-I libmicrohttpd sqlite3 libcurl libcrypto | sed 's/-I/-Xcc -I/g') \
+            "Fuzz/$target.swift" "${extra[@]}" "${objects[@]}" -lsqlite3 -lmicrohttpd -lcurl -lcrypto -o "$OUT/bin/$target" \
             2> >(grep -v "Cannot export local symbol '__asan" >&2)  # gold's noise about ASan's local helpers
     done
 }
@@ -62,39 +65,53 @@ gather_seeds() {
     done
 }
 
+# One target for SECONDS: its line in runs.tsv (with the CPU seconds it used, so that its rate can be
+# judged on a machine others share) and a summary line; non-zero when it found a crash.
+run_one() {
+    local target=$1 seconds=$2 log="$OUT/logs/$1.log" executions crashes=0 status cpu
+    mkdir -p "$OUT/corpus/$target"
+    local inputs=("Fuzz/corpus/$target")
+    [[ -d $seeds/$target ]] && inputs+=("$seeds/$target")
+    # -max_len bounds the inputs libFuzzer makes up (the seeds may be longer); -rss_limit_mb stays
+    # under what a shared 2-core machine can give. LeakSanitizer: libFuzzer checks for a leak when an
+    # input ends with more allocations than frees; not for api and routes (see Fuzz/api.swift).
+    local leaks=1
+    [[ $target == api || $target == routes ]] && leaks=0
+    set +e
+    cpu=$( { TIMEFORMAT='%U %S'; time ASAN_OPTIONS="detect_leaks=$leaks${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+        nice -n "$NICE" "$OUT/bin/$target" -detect_leaks=$leaks -max_total_time="$seconds" -max_len=4096 \
+        -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$target-" \
+        "$OUT/corpus/$target" "${inputs[@]}" > "$log" 2>&1; } 2>&1 )
+    status=$?
+    set -e
+    cpu=$(awk '{ printf "%.0f", $1 + $2 }' <<<"$cpu")
+    executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+    if [[ $status != 0 ]]; then
+        crashes=1
+        echo "fuzz: $target FAILED (exit $status); log $log:" >&2
+        grep -E 'ERROR|Fatal error|SUMMARY|Test unit written|artifact' "$log" | head -20 >&2
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$target" "$seconds" "${executions:-0}" "$crashes" "$cpu" >> "$OUT/runs.tsv"
+    echo "fuzz: $target: ${executions:-0} executions in $seconds s ($cpu s of CPU), corpus $(ls "$OUT/corpus/$target" | wc -l) inputs"
+    return $crashes
+}
+
+# Every target (or those named) for SECONDS each, FUZZ_JOBS of them at a time (default: one per core),
+# at `nice -n 19` (FUZZ_NICE): fuzzing takes only the CPU nothing else wants.
 run() {
     local seconds=${1:?usage: fuzz.sh run SECONDS [target...]}; shift
-    local targets=("${@:-${TARGETS[@]}}") target log executions crashes failed=0
+    local targets=("${@:-${TARGETS[@]}}") target failed=0 jobs=${FUZZ_JOBS:-$(nproc)}
+    NICE=${FUZZ_NICE:-19}
     # Seeds of this run only, so that runs of different targets may go on side by side.
     seeds=$OUT/seeds.$$
     trap 'rm -rf "$seeds"' EXIT
     gather_seeds
     mkdir -p "$OUT/artifacts" "$OUT/logs"
     for target in "${targets[@]}"; do
-        mkdir -p "$OUT/corpus/$target"
-        log="$OUT/logs/$target.log"
-        local inputs=("Fuzz/corpus/$target")
-        [[ -d $seeds/$target ]] && inputs+=("$seeds/$target")
-        # -max_len bounds the inputs libFuzzer makes up (the seeds may be longer); leaks are checked
-        # at exit only; -rss_limit_mb stays under what a shared 2-core machine can give.
-        local leaks=1
-        [[ $target == api || $target == routes ]] && leaks=0  # shared service state; see Fuzz/api.swift
-        set +e
-        ASAN_OPTIONS="detect_leaks=$leaks${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$OUT/bin/$target" -detect_leaks=$leaks -max_total_time="$seconds" -max_len=4096 -timeout=20 -rss_limit_mb=2048 \
-            -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$target-" \
-            "$OUT/corpus/$target" "${inputs[@]}" > "$log" 2>&1
-        local status=$?
-        set -e
-        executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
-        crashes=0
-        if [[ $status != 0 ]]; then
-            crashes=1; failed=1
-            echo "fuzz: $target FAILED (exit $status); log $log:" >&2
-            grep -E 'ERROR|Fatal error|SUMMARY|Test unit written|artifact' "$log" | head -20 >&2
-        fi
-        printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$target" "$seconds" "${executions:-0}" "$crashes" >> "$OUT/runs.tsv"
-        echo "fuzz: $target: ${executions:-0} executions in ${seconds} s, corpus $(ls "$OUT/corpus/$target" | wc -l) inputs"
+        while (( $(jobs -rp | wc -l) >= jobs )); do wait -n || failed=1; done
+        run_one "$target" "$seconds" &
     done
+    while (( $(jobs -rp | wc -l) > 0 )); do wait -n || failed=1; done
     return $failed
 }
 
