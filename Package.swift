@@ -125,7 +125,7 @@ let package = Package(
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
         .testTarget(name: "MapboxTutorialTests", dependencies: [
-            "MapboxTutorial", "PerimeterService", "PerimeterEngine", "PerimeterGeoJSON",
+            "MapboxTutorial", "PerimeterService", "PerimeterEngine", "PerimeterGeoJSON", "PerimeterTestSupport",
         ]),
     ]
 )

@@ -51,13 +51,7 @@ struct DeviceTable: Sendable {
             i += 8
         }
         if i < n {
-            var word: UInt64 = 0
-            var shift: UInt64 = 0
-            while i < n {
-                word |= UInt64(bytes[i]) << shift
-                shift += 8
-                i += 1
-            }
+            let word = bytes.littleEndianTail(from: i)
             high |= word
             h = mix(h ^ word)
         }

@@ -54,14 +54,7 @@ struct StableHash {
             combine(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
             i += 8
         }
-        var word: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < n {
-            word |= UInt64(bytes[i]) << shift
-            shift += 8
-            i += 1
-        }
-        combine(word)
+        combine(bytes.littleEndianTail(from: i))
         combine(UInt64(n))
     }
 
@@ -108,6 +101,22 @@ struct StableHash {
             let digit = UInt64((value >> UInt32(28 - 4 * i)) & 0xF)
             let ascii = digit < 10 ? digit &+ 48 : digit &+ 87
             word |= ascii << UInt64(8 * i)
+        }
+        return word
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// The bytes from `offset` to the end (fewer than eight) as one little-endian word, zero-padded.
+    @inline(__always)
+    func littleEndianTail(from offset: Int) -> UInt64 {
+        var word: UInt64 = 0
+        var shift: UInt64 = 0
+        var i = offset
+        while i < count {
+            word |= UInt64(self[i]) << shift
+            shift += 8
+            i += 1
         }
         return word
     }

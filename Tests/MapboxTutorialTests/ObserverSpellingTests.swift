@@ -1,4 +1,5 @@
 import Foundation
+import PerimeterTestSupport
 import Testing
 
 /// A Mapbox observer ported with a method name or label slightly wrong must be a compile error, not a
@@ -8,27 +9,11 @@ import Testing
 @Suite("Observer methods: a misspelt one does not compile")
 struct ObserverSpellingTests {
     /// The folder holding the built `PerimeterService.swiftmodule`, found beside the test bundle.
-    static let modules: URL? = {
-        var folders: [URL] = []
-        if let executable = Bundle.main.executableURL { folders.append(executable.deletingLastPathComponent()) }
-        folders.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        if let first = CommandLine.arguments.first {
-            folders.append(URL(fileURLWithPath: first).deletingLastPathComponent())
-        }
-        for folder in folders {
-            var candidate = folder
-            for _ in 0..<4 {
-                let modules = candidate.appendingPathComponent("Modules")
-                if FileManager.default.fileExists(atPath: modules.appendingPathComponent("PerimeterService.swiftmodule").path) {
-                    return modules
-                }
-                candidate = candidate.deletingLastPathComponent()
-            }
-        }
-        return nil
-    }()
+    static let modules: URL? = BuildProducts.locate("Modules") {
+        FileManager.default.fileExists(atPath: $0.appendingPathComponent("PerimeterService.swiftmodule").path)
+    }
 
-    /// The `swiftc` beside the `swift` that runs the tests, else the first on `PATH`.
+    /// The first `swiftc` on `PATH`: the toolchain `swift test` runs from.
     static let swiftc: URL? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"
         return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("swiftc") }

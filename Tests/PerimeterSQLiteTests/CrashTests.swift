@@ -1,9 +1,9 @@
 import Foundation
 import PerimeterSQLite
+import PerimeterTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
-import PerimeterTestSupport
 #endif
 
 /// Streams updates into a real child process, kills it with SIGKILL at random moments, restarts it, and
@@ -12,22 +12,7 @@ import PerimeterTestSupport
 struct CrashTests {
     /// The crash driver, built next to the test bundle.
     static var driver: URL? {
-        var folders: [URL] = []
-        if let executable = Bundle.main.executableURL { folders.append(executable.deletingLastPathComponent()) }
-        folders.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        folders.append(Bundle.main.bundleURL)
-        if let first = CommandLine.arguments.first {
-            folders.append(URL(fileURLWithPath: first).deletingLastPathComponent())
-        }
-        for folder in folders {
-            var candidate = folder
-            for _ in 0..<4 {
-                let url = candidate.appendingPathComponent("perimeter-service-crash")
-                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-                candidate = candidate.deletingLastPathComponent()
-            }
-        }
-        return nil
+        BuildProducts.locate("perimeter-service-crash") { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
     /// Writes circle fences and a time-ordered stream of random walks.
