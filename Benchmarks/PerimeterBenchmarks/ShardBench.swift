@@ -64,11 +64,12 @@ public struct ShardBench: Sendable {
 
         // Engine: interleaved runs (1, 2, …, N, 1, 2, …) so that load from others falls on every count alike.
         var engineSamples = [[Double]](repeating: [], count: counts.count)
+        var engineCPU = [[Double]](repeating: [], count: counts.count)
         var statistics = [DetectionEngine.Statistics?](repeating: nil, count: counts.count)
         for _ in 0..<max(1, runs) {
             for (k, n) in counts.enumerated() {
                 var engine = ShardedEngine(fences: fenceSet, shards: n)
-                let start = Measure.wallSeconds()
+                let start = Measure.wallSeconds(), cpu = Measure.cpuSeconds()
                 var offset = 0
                 while offset < updates.count {
                     let end = min(offset + batchSize, updates.count)
@@ -76,13 +77,15 @@ public struct ShardBench: Sendable {
                     offset = end
                 }
                 engineSamples[k].append(Measure.wallSeconds() - start)
+                engineCPU[k].append(Measure.cpuSeconds() - cpu)
                 statistics[k] = engine.statistics
             }
         }
         let engineRates = engineSamples.map { Double(updates.count) / Measure.median($0) }
         for (k, n) in counts.enumerated() {
             report.add(Section.engine, "\(n) shard\(n == 1 ? "" : "s")", engineRates[k], "updates/s",
-                       note: String(format: "%.2f× one shard; median of %d", engineRates[k] / engineRates[0], runs),
+                       note: String(format: "%.2f× one shard; CPU time (all threads) %.2f× one shard's; median of %d",
+                                    engineRates[k] / engineRates[0], Measure.median(engineCPU[k]) / Measure.median(engineCPU[0]), runs),
                        reference: n == 1, comparedToReference: false)
         }
         report.check("sharded engine: every shard count gives one shard's counts",

@@ -73,8 +73,20 @@ public struct ShardedEngine: Sendable {
     public init(fences: FenceSet = FenceSet(), configuration: DetectionEngine.Configuration = .init(), shards count: Int = 1) {
         var prepared = fences
         prepared.prepare()
-        let engine = DetectionEngine(fences: prepared, configuration: configuration)
-        shards = Array(repeating: engine, count: max(1, count))
+        shards = [DetectionEngine(fences: prepared, configuration: configuration)]
+        guard count > 1 else { return }
+        // Each further shard builds an index of its own (in parallel): shards that share one index's
+        // buffers retain and release the same reference counts from every core, and that contention
+        // cost more than the shards gained.
+        let list = prepared.fences
+        var others = [DetectionEngine?](repeating: nil, count: count - 1)
+        others.withUnsafeMutableBufferPointer { buffer in
+            let out = UnsafeSendable(buffer)
+            DispatchQueue.concurrentPerform(iterations: count - 1) { i in
+                out.value[i] = DetectionEngine(fences: FenceSet(list), configuration: configuration)
+            }
+        }
+        shards += others.map { $0! }
     }
 
     /// Creates `count` shards watching `fences`; a later fence replaces an earlier one with the same id.
@@ -221,9 +233,10 @@ public struct ShardedEngine: Sendable {
                                    advancingDevices: Bool) -> ShardOutput {
         var output = ShardOutput()
         output.ends.reserveCapacity(indices.count)
+        var timers = TimerGate()
         for i in indices {
             let update = batch[i]
-            if advancingDevices {
+            if advancingDevices, timers.mayFire(&engine, by: update.time) {
                 let before = output.events.count
                 engine.advance(update.device, to: update.time, into: &output.events)
                 if output.events.count > before { output.timerEventIndices.append(i) }
@@ -237,8 +250,9 @@ public struct ShardedEngine: Sendable {
     private static func run(_ engine: inout DetectionEngine, _ batch: [LocationUpdate],
                             advancingDevices: Bool) -> BatchOutput {
         var output = BatchOutput()
+        var timers = TimerGate()
         for (i, update) in batch.enumerated() {
-            if advancingDevices {
+            if advancingDevices, timers.mayFire(&engine, by: update.time) {
                 let before = output.events.count
                 engine.advance(update.device, to: update.time, into: &output.events)
                 if output.events.count > before { output.timerEventIndices.append(i) }
@@ -558,6 +572,21 @@ public struct ShardedEngine: Sendable {
             }
         }
         return merged
+    }
+}
+
+/// Skips ``DetectionEngine/advance(_:to:into:)`` while the engine has no timer at all due by the
+/// update's time: ``DetectionEngine/devicesWithDwellsDue(by:)`` empty means `advance(to:)` would do
+/// nothing, so neither would the advance of one device (a subset of it). The look costs O(1) when nothing
+/// is due; once it finds something due, every later update of the batch advances its device (the look
+/// would cost O(d log n) each time, and timers only accumulate within a batch).
+private struct TimerGate {
+    private var open = false
+
+    mutating func mayFire(_ engine: inout DetectionEngine, by time: Date) -> Bool {
+        if open { return true }
+        open = !engine.devicesWithDwellsDue(by: time).isEmpty
+        return open
     }
 }
 
