@@ -69,24 +69,12 @@ public struct ShardedEngine: Sendable {
     private var additions: [FenceID: Int64] = [:]
 
     /// Creates `count` shards (at least one) watching `fences`. The fence index is built once and shared
-    /// by the shards until the fences change.
+    /// by the shards until the fences change (then each shard rebuilds its own).
     public init(fences: FenceSet = FenceSet(), configuration: DetectionEngine.Configuration = .init(), shards count: Int = 1) {
         var prepared = fences
         prepared.prepare()
-        shards = [DetectionEngine(fences: prepared, configuration: configuration)]
-        guard count > 1 else { return }
-        // Each further shard builds an index of its own (in parallel): shards that share one index's
-        // buffers retain and release the same reference counts from every core, and that contention
-        // cost more than the shards gained.
-        let list = prepared.fences
-        var others = [DetectionEngine?](repeating: nil, count: count - 1)
-        others.withUnsafeMutableBufferPointer { buffer in
-            let out = UnsafeSendable(buffer)
-            DispatchQueue.concurrentPerform(iterations: count - 1) { i in
-                out.value[i] = DetectionEngine(fences: FenceSet(list), configuration: configuration)
-            }
-        }
-        shards += others.map { $0! }
+        let engine = DetectionEngine(fences: prepared, configuration: configuration)
+        shards = Array(repeating: engine, count: max(1, count))
     }
 
     /// Creates `count` shards watching `fences`; a later fence replaces an earlier one with the same id.

@@ -101,7 +101,7 @@ enum XMLDocumentCheck {
 /// `replay --threads N`: the devices split among N engine shards, the output the same for every N.
 @Suite("Replay on several threads", .enabled(if: Fixtures.available))
 struct ReplayThreadsTests {
-    @Test("three devices on the Yellowstone loop at the same times: --threads 1, 2, 3 and 0 print the same events")
+    @Test("five devices on the Yellowstone loop at the same times: --threads 1, 2, 3 and 0 print the same events")
     func sameOutputForAnyThreadCount() throws {
         let directory = try temporaryDirectory()
         let fences = Fixtures.url("yellowstone/yellowstone.geojson").path
