@@ -66,15 +66,25 @@ public struct ShardBench: Sendable {
         var engineSamples = [[Double]](repeating: [], count: counts.count)
         var engineCPU = [[Double]](repeating: [], count: counts.count)
         var statistics = [DetectionEngine.Statistics?](repeating: nil, count: counts.count)
+        // Besides: N shards run one after another on the calling thread, which separates the cost of
+        // splitting and merging from that of running on several cores.
+        var serialSamples: [Double] = [], serialCPU: [Double] = []
+        let plan: [(Int, Int)] = counts.enumerated().map { ($0.offset, $0.element) } + (maximumShards > 1 ? [(-1, maximumShards)] : [])
         for _ in 0..<max(1, runs) {
-            for (k, n) in counts.enumerated() {
+            for (k, n) in plan {
                 var engine = ShardedEngine(fences: fenceSet, shards: n)
+                if k < 0 { engine.parallelThreshold = .max }
                 let start = Measure.wallSeconds(), cpu = Measure.cpuSeconds()
                 var offset = 0
                 while offset < updates.count {
                     let end = min(offset + batchSize, updates.count)
                     _ = engine.process(updates[offset..<end])
                     offset = end
+                }
+                if k < 0 {
+                    serialSamples.append(Measure.wallSeconds() - start)
+                    serialCPU.append(Measure.cpuSeconds() - cpu)
+                    continue
                 }
                 engineSamples[k].append(Measure.wallSeconds() - start)
                 engineCPU[k].append(Measure.cpuSeconds() - cpu)
@@ -87,6 +97,13 @@ public struct ShardBench: Sendable {
                        note: String(format: "%.2f× one shard; CPU time (all threads) %.2f× one shard's; median of %d",
                                     engineRates[k] / engineRates[0], Measure.median(engineCPU[k]) / Measure.median(engineCPU[0]), runs),
                        reference: n == 1, comparedToReference: false)
+        }
+        if !serialSamples.isEmpty {
+            let rate = Double(updates.count) / Measure.median(serialSamples)
+            report.add(Section.engine, "\(maximumShards) shards on one thread", rate, "updates/s",
+                       note: String(format: "%.2f× one shard; CPU time %.2f× one shard's: the cost of splitting and merging; median of %d",
+                                    rate / engineRates[0], Measure.median(serialCPU) / Measure.median(engineCPU[0]), runs),
+                       comparedToReference: false)
         }
         report.check("sharded engine: every shard count gives one shard's counts",
                      passed: statistics.allSatisfy { $0 == statistics[0] },
