@@ -24,7 +24,7 @@ BIN := .build/release/perimeter
 # The tests and benchmarks find the project's Python tools (schemathesis, Shapely) here first.
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke hostile soak clean fuzz test-asan test-tsan
+.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke bench-shards hostile soak clean fuzz test-asan test-tsan
 
 deps:
 	@scripts/deps.sh
@@ -56,6 +56,11 @@ bench: deps bench-deps
 	$(SWIFT) build -c release --product perimeter-bench
 	$(SWIFT) build -c release --product perimeter
 	taskset -c 1 .build/release/perimeter-bench $(BENCH_ARGS)
+
+# docs/benchmarks.md, "Shards": batch throughput with 1 … nproc engine shards; not pinned (it needs the cores).
+bench-shards: deps
+	$(SWIFT) build -c release --product perimeter-bench
+	.build/release/perimeter-bench --only shards $(BENCH_ARGS)
 
 # Every benchmark on a tiny workload in seconds; PostGIS is skipped with a note unless `make bench-deps`
 # installed it. Exits non-zero when any two engines disagree.

@@ -20,6 +20,8 @@ public enum BenchPart: String, CaseIterable, Sendable {
     case `import`
     /// The scaling curves (`ScalingBench`).
     case scaling
+    /// Batch throughput with 1 … N engine shards (`ShardBench`); needs unpinned cores.
+    case shards
 
     /// Whether this part needs `engine` to run first in the same run.
     public var needsEngine: Bool { self == .peers || self == .service }

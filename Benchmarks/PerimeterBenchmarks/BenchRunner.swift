@@ -109,6 +109,10 @@ public enum BenchRunner {
                 vertexCounts: BenchOptions.decades(10, options.maxVertices))
             scaling.run(into: &report)
         }
+        if parts.contains(.shards) {
+            ShardBench(workload: workload, runs: options.smoke ? 1 : 3,
+                       maximumShards: ProcessInfo.processInfo.activeProcessorCount).run(into: &report)
+        }
         report.context.append(("duration", String(format: "%.0f s", Measure.wallSeconds() - t0)))
 
         try report.json().write(to: out.appendingPathComponent("results.json"), atomically: true, encoding: .utf8)

@@ -30,6 +30,8 @@ struct ReplayCommand {
                            visitId, type, fenceId, deviceId, time, ..., properties, message); sequence
                            is the event's position in the output, from 1.
       --svg FILE           Also draw the fences (coloured by their last event), tracks and events as SVG.
+      --threads N          Engine shards, each on a thread of its own (default 1; 0: one per core). The
+                           events are the same for every N, in the same order: by time, then device id.
       --strict             Treat every warning in the fence file as an error.
       -h, --help           Show this help.
 
@@ -45,6 +47,8 @@ struct ReplayCommand {
     var format: EventFormatter.Format = .text
     var svgPath: String?
     var strict = false
+    /// Engine shards (`--threads`); 0 was resolved to the core count.
+    var threads = 1
     var detection = DetectionFlags()
 
     /// Parses the command's arguments; `nil` when help was requested.
@@ -60,6 +64,8 @@ struct ReplayCommand {
         format = try args.choice("format", EventFormatter.Format.allCases.map(\.rawValue)).flatMap(EventFormatter.Format.init) ?? .text
         svgPath = try args.option("svg")
         strict = args.flag("strict")
+        threads = Int(try args.number("threads", in: 0...1024) ?? 1)
+        if threads == 0 { threads = ProcessInfo.processInfo.activeProcessorCount }
         detection = try DetectionFlags(&args)
         try args.finish()
         guard let fences else { throw CommandLineError.usage("replay: --fences FILE is required (see 'perimeter replay --help')") }
@@ -102,7 +108,8 @@ struct ReplayCommand {
         if warnings.count > 5 { console.complain("… and \(warnings.count - 5) more track warnings") }
 
         let result = Self.replay(fences: fenceFile.fences, updates: updates,
-                                 configuration: detection.configuration(defaultDwellTime: dwell), console: console)
+                                 configuration: detection.configuration(defaultDwellTime: dwell), threads: threads,
+                                 console: console)
         let devices = Set(updates.map(\.device))
         let formatter = EventFormatter(format: format, manyDevices: devices.count > 1)
         var text = ""
@@ -130,10 +137,11 @@ struct ReplayCommand {
         replay(fences: fences, updates: updates, configuration: .init(defaultDwellTime: dwell), console: console)
     }
 
-    /// Runs an engine with `configuration` over `updates`.
+    /// Runs an engine with `configuration` over `updates`, its devices split among `threads` shards
+    /// (the events do not depend on the count; docs/semantics.md, "Shards").
     static func replay(fences: [Fence], updates: [LocationUpdate], configuration: DetectionEngine.Configuration,
-                       console: Console) -> DetectionEngine.ReplayResult {
-        var engine = DetectionEngine(fences: fences, configuration: configuration)
+                       threads: Int = 1, console: Console) -> DetectionEngine.ReplayResult {
+        var engine = ShardedEngine(fences: fences, configuration: configuration, shards: threads)
         var bar = ProgressBar(console: console, total: updates.count, label: "replaying")
         return engine.replay(updates) { bar.update($0) }
     }

@@ -27,6 +27,9 @@ struct ServeCommand {
                              "data"), allowedLateness, maximumFutureSkew, consentByDefault, reorderWindow,
                              deduplicate, detectionOptions (fence property keys); see docs/server.md.
       --threads N            HTTP event-loop threads (default 2); each serves its share of the connections.
+                             Given, it also splits the devices among N engine shards (unless --shards says).
+      --shards N             Engine shards that process each batch of updates in parallel (default 1, or
+                             --threads; 0: one per core). Events are the same for any count.
       --checkpoint-pages N   Let the write-ahead log grow to N pages (1 KiB; 4 KiB in older store files)
                              before a commit copies it into the database (default 10000; SQLite's own is 1000).
       --dwell SECONDS        Default dwell time for fences without one (wins over --config).
@@ -70,7 +73,10 @@ struct ServeCommand {
         var configuration = ServerConfiguration(databasePath: try args.option("db") ?? "perimeter.sqlite")
         configuration.address = try args.option("bind") ?? "127.0.0.1"
         configuration.port = UInt16(try args.number("port", in: 0...65_535) ?? 8080)
-        configuration.threads = Int(try args.number("threads", in: 1...256) ?? 2)
+        let threads = try args.number("threads", in: 1...256).map(Int.init)
+        configuration.threads = threads ?? 2
+        var shards = try args.number("shards", in: 0...1024).map(Int.init) ?? threads
+        if shards == 0 { shards = ProcessInfo.processInfo.activeProcessorCount }
         if let pages = try args.number("checkpoint-pages", in: 1...10_000_000) { configuration.checkpointPages = Int(pages) }
         var tokens: [AccessToken] = []
         do {
@@ -92,6 +98,7 @@ struct ServeCommand {
             }
         }
         if let dwell = try args.number("dwell", in: 0...1e9) { configuration.options.defaultDwellTime = dwell }
+        if let shards { configuration.options.shards = shards }
         if let body = try args.number("max-body", in: 1...1e10) { configuration.api.maximumBodySize = Int(body) }
         if let batch = try args.number("max-batch", in: 1...1e8) { configuration.api.maximumBatchSize = Int(batch) }
         configuration.api.rateLimit = try args.number("rate-limit", in: 0.001...1e9)

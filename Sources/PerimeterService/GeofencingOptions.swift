@@ -64,6 +64,10 @@ public struct GeofencingOptions: Hashable, Sendable {
     /// Whether an update identical to one of the device's recent updates (same time and position) is
     /// absorbed without effect, making re-uploads idempotent.
     public var deduplicate: Bool
+    /// Engine shards: devices are split among this many engines that process a batch's updates in
+    /// parallel, each on a thread of its own (``ShardedEngine``; docs/service.md, "Shards"). Events are
+    /// the same for any count. 1 (the default): one engine.
+    public var shards: Int
 
     /// Creates options.
     public init(maximumMonitoredFeatures: Int = 100_000, defaultDwellTime: Double? = nil,
@@ -72,7 +76,7 @@ public struct GeofencingOptions: Hashable, Sendable {
                 allowedLateness: Double = 5, maximumFutureSkew: Double = 60,
                 consentByDefault: Bool = true, durability: Durability = .everyCall,
                 detectionOptions: DetectionOptions = DetectionOptions(), reorderWindow: Double = 0,
-                deduplicate: Bool = false) {
+                deduplicate: Bool = false, shards: Int = 1) {
         self.maximumMonitoredFeatures = maximumMonitoredFeatures
         self.defaultDwellTime = defaultDwellTime
         self.defaultRadius = defaultRadius
@@ -85,6 +89,7 @@ public struct GeofencingOptions: Hashable, Sendable {
         self.detectionOptions = detectionOptions
         self.reorderWindow = reorderWindow
         self.deduplicate = deduplicate
+        self.shards = shards
     }
 
     /// The engine configuration these options describe.
@@ -115,6 +120,9 @@ public struct GeofencingOptions: Hashable, Sendable {
         }
         if !(maximumFutureSkew.isFinite && maximumFutureSkew >= 0) {
             return GeofencingError(.invalidArgument, "maximumFutureSkew is \(maximumFutureSkew); it must be a finite number of seconds ≥ 0")
+        }
+        if !(1...1024).contains(shards) {
+            return GeofencingError(.invalidArgument, "shards is \(shards); it must be from 1 to 1024")
         }
         if !(reorderWindow.isFinite && reorderWindow >= 0) {
             return GeofencingError(.invalidArgument, "reorderWindow is \(reorderWindow); it must be a finite number of seconds ≥ 0 (0: off)")

@@ -110,6 +110,13 @@ extension GeofencingService {
             let maximumAccuracy = options.maximumHorizontalAccuracy
             let live = options.timeModel == .live
             let latestAccepted = now + options.maximumFutureSkew
+            if live, c.timerFloors.isEmpty || !batch.contains(where: { c.timerFloors[$0.device] != nil }) {
+                Self.processLive(batch, simulated: simulated, now: now, options: options, core: &c, into: &result)
+                c.processedUpdates += UInt64(batch.count)
+                c.pending.processedUpdatesChanged = true
+                c.pending.updates += batch.count
+                return (result, c.commitTicket())
+            }
             for (index, original) in batch.enumerated() {
                 var update = original
                 if live {
@@ -167,6 +174,66 @@ extension GeofencingService {
             // threads are processed during it and share the next one (see `GroupCommit`).
             return (result, c.commitTicket())
         }
+    }
+
+    /// The live time model's batch, when no device of it has a timer floor: the checks that need no
+    /// engine state first, then every remaining update through the engine at once (its shards in
+    /// parallel; each update preceded by its device's own timers), then the bookkeeping, in batch order.
+    /// Gives exactly the events, rejections and changes of the update-by-update loop in
+    /// ``processWithoutCommit(_:simulated:)``; that loop remains for batches of devices with a timer floor
+    /// (whether a later update is moved to the floor depends on whether an earlier one was accepted).
+    private static func processLive<Updates: Collection>(_ batch: Updates, simulated: Bool, now: Double,
+                                                         options: GeofencingOptions, core c: inout ServiceCore,
+                                                         into result: inout BatchResult)
+    where Updates.Element == LocationUpdate {
+        let maximumAccuracy = options.maximumHorizontalAccuracy
+        let latestAccepted = now + options.maximumFutureSkew
+        var refused: [BatchResult.Rejection] = []
+        var positions: [Int] = []
+        var accepted: [LocationUpdate] = []
+        positions.reserveCapacity(batch.count)
+        accepted.reserveCapacity(batch.count)
+        for (index, update) in batch.enumerated() {
+            let t = update.time.timeIntervalSince1970
+            if !simulated, t > latestAccepted {
+                c.timeStatistics.futureUpdates += 1
+                refused.append(.init(index: index, error: GeofencingError(
+                    .futureUpdate,
+                    "update of device \(update.device) is dated \(RFC3339.string(from: update.time)), \(Self.seconds(t - now)) ahead of the service's clock (\(RFC3339.string(from: Date(timeIntervalSince1970: now)))); more than maximumFutureSkew (\(Self.seconds(options.maximumFutureSkew))) allows. Is the device's clock wrong? The update was ignored and changed nothing",
+                    device: update.device)))
+                continue
+            }
+            if let maximumAccuracy, let accuracy = update.horizontalAccuracy, !(accuracy >= 0 && accuracy <= maximumAccuracy) {
+                refused.append(.init(index: index, error: GeofencingError(
+                    .inaccurateLocation,
+                    "update of device \(update.device) reports a horizontal accuracy of \(accuracy) m, worse than maximumHorizontalAccuracy (\(maximumAccuracy) m); it was ignored",
+                    device: update.device)))
+                continue
+            }
+            positions.append(index)
+            accepted.append(update)
+        }
+        let output = c.engine.process(accepted, advancingDevices: true)
+        var timers = output.timerEventIndices[...]
+        var rejections = output.rejections[...]
+        var refusals = refused[...]
+        for (k, update) in accepted.enumerated() {
+            let index = positions[k]
+            while let first = refusals.first, first.index < index { result.rejections.append(first); refusals.removeFirst() }
+            if timers.first == k {
+                timers.removeFirst()
+                c.pending.touch(update.device)
+            }
+            if let rejection = rejections.first, rejection.index == k {
+                rejections.removeFirst()
+                result.rejections.append(.init(index: index, error: GeofencingError(rejection.rejection)))
+            } else {
+                c.pending.touch(update.device)
+                c.lastArrivals[update.device] = now
+            }
+        }
+        result.rejections.append(contentsOf: refusals)
+        c.log(output.events, into: &result.events)
     }
 
     /// Fires every dwell due by `time` for devices that sent no update since (their presence holds).

@@ -47,7 +47,7 @@ struct PendingChanges {
 /// Everything the service guards with its lock: the synchronous engine and the bookkeeping around it.
 struct ServiceCore {
     var options: GeofencingOptions?
-    var engine = DetectionEngine()
+    var engine = ShardedEngine()
     var features: [FenceID: GeoJSON.Feature] = [:]
     var positions: [FenceID: Int64] = [:]
     var nextPosition: Int64 = 1
@@ -212,7 +212,7 @@ struct ServiceCore {
             guard let feature = features[id] else { continue }
             fences.append(try makeFence(feature, options: options))
         }
-        var engine = DetectionEngine(fences: fences, configuration: options.engineConfiguration)
+        var engine = ShardedEngine(fences: fences, configuration: options.engineConfiguration, shards: options.shards)
         do {
             try engine.restore(devices, engineState: engineState)
         } catch {

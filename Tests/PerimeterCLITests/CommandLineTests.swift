@@ -170,6 +170,15 @@ struct CommandLineTests {
         #expect(bad.error.contains("request-deadline"), "\(bad.error)")
     }
 
+    @Test("serve --shards: explained by --help and checked")
+    func serveShardsFlag() {
+        let help = perimeter("serve", "--help")
+        #expect(help.output.contains("--shards N"))
+        let bad = perimeter("serve", "--port", "0", "--shards", "-2")
+        #expect(bad.status == 64)
+        #expect(bad.error.contains("shards"), "\(bad.error)")
+    }
+
     @Test("a broken track: one line naming file and line, exit status 65")
     func badTrack() throws {
         let dir = try temporaryDirectory()

@@ -97,3 +97,39 @@ enum XMLDocumentCheck {
         if depth != 0 { throw Unbalanced() }
     }
 }
+
+/// `replay --threads N`: the devices split among N engine shards, the output the same for every N.
+@Suite("Replay on several threads", .enabled(if: Fixtures.available))
+struct ReplayThreadsTests {
+    @Test("five devices on the Yellowstone loop at the same times: --threads 1, 2, 3 and 0 print the same events")
+    func sameOutputForAnyThreadCount() throws {
+        let directory = try temporaryDirectory()
+        let fences = Fixtures.url("yellowstone/yellowstone.geojson").path
+        let source = try Data(contentsOf: Fixtures.url("yellowstone/yellowstone_grand_loop_road.gpx"))
+        // Each copy is a device of its own (named after its file); equal times put the merge order to work.
+        var tracks: [String] = []
+        for name in ["car", "bus", "van", "bike", "e\u{301}bike"] {
+            let url = directory.appendingPathComponent("\(name).gpx")
+            try source.write(to: url)
+            tracks += ["--track", url.path]
+        }
+        let base = ["replay", "--fences", fences, "--format", "ndjson", "--dwell", "20"] + tracks
+        let one = perimeter(base + ["--threads", "1"])
+        #expect(one.status == 0, "\(one.error)")
+        let expected = try String(contentsOf: Fixtures.url("yellowstone/expected-events-dwell20s.ndjson"), encoding: .utf8)
+        #expect(try eventKeys(one.output).count == 5 * eventKeys(expected).count)
+        for threads in ["2", "3", "0"] {
+            let run = perimeter(base + ["--threads", threads])
+            #expect(run.status == 0, "\(run.error)")
+            #expect(run.output == one.output, "--threads \(threads)")
+        }
+        #expect(perimeter(base).output == one.output, "the default is one thread, with the same order")
+    }
+
+    @Test("--threads must be a count")
+    func badThreadCount() {
+        let run = perimeter("replay", "--fences", "f.geojson", "--track", "t.gpx", "--threads", "-1")
+        #expect(run.status != 0)
+        #expect(run.error.contains("threads"))
+    }
+}

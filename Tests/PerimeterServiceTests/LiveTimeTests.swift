@@ -108,8 +108,8 @@ struct LiveTimeTests {
     }
 
     @Test("a backlog uploaded in requests gets exactly the events of a replay of the same fixes (real track)",
-          .enabled(if: Fixtures.available))
-    func backlogEqualsReplay() throws {
+          .enabled(if: Fixtures.available), arguments: [1, 3])
+    func backlogEqualsReplay(shards: Int) throws {
         let bytes = try Fixtures.data("tracks/gpx/devices/bike.gpx")
         let track = try TrackReader(device: "bike").read(Array(bytes), source: "bike.gpx").updates
         #expect(track.count > 500)
@@ -124,7 +124,7 @@ struct LiveTimeTests {
 
         let clock = ManualClock(track.last!.time.addingTimeInterval(6 * 3600))  // uploaded six hours later
         let service = GeofencingService(clock: clock, tickInterval: nil)
-        try service.configure(GeofencingOptions())
+        try service.configure(GeofencingOptions(shards: shards))
         try service.addFeatures(features)
         var live: [GeofenceEvent] = []
         for start in stride(from: 0, to: track.count, by: 97) {

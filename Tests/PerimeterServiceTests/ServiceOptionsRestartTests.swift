@@ -80,11 +80,19 @@ struct ServiceOptionsRestartTests {
     /// Streams the updates in random batches, adding `late` a third of the way; restarts the service
     /// before a batch with probability `restartChance`. Returns the whole log. Without restarts
     /// (`restartChance` 0) the log is also checked against the bare engine driven the same way.
-    static func run(_ setup: Setup, seed: UInt64, kind: StoreKind, restartChance: Int) throws -> [GeofencingEvent] {
+    /// `shards`: the engine shard counts of the service's successive starts (cycled).
+    static func run(_ setup: Setup, seed: UInt64, kind: StoreKind, restartChance: Int, shards: [Int] = [1]) throws -> [GeofencingEvent] {
         let (features, late, updates) = inputs(setup, seed: seed)
         var rng = SplitMix64(seed: seed &* 31)
         let harness = StoreHarness(kind)
-        var service = try harness.service(setup.options)
+        var starts = 0
+        func options() -> GeofencingOptions {
+            var options = setup.options
+            options.shards = shards[starts % shards.count]
+            starts += 1
+            return options
+        }
+        var service = try harness.service(options())
         try service.addFeatures(features)
         let o = setup.options
         var engine = DetectionEngine(fences: FenceLoaderHelper.fences(features),
@@ -95,7 +103,7 @@ struct ServiceOptionsRestartTests {
         var lateAdded = false
         while position < updates.count {
             if restartChance > 0, Int.random(in: 0..<restartChance, using: &rng) == 0 {
-                service = try harness.service(setup.options)
+                service = try harness.service(options())
                 #expect(service.processedUpdateCount == UInt64(position))
             }
             if !lateAdded, position >= updates.count / 3 {
@@ -111,13 +119,26 @@ struct ServiceOptionsRestartTests {
             }
             position = end
         }
-        if restartChance > 0 { service = try harness.service(setup.options) }
+        if restartChance > 0 { service = try harness.service(options()) }
         let end = (updates.map(\.time).max() ?? Date()).addingTimeInterval(300)  // dwell-every keeps firing
         try service.advance(to: end)
         engine.advance(to: end, into: &oracle)
         let log = try service.loggedEvents(after: 0, limit: 100_000)
-        if restartChance == 0 { #expect(log.map(\.event) == oracle, "the service logs the bare engine's events") }
+        if restartChance == 0, shards == [1] { #expect(log.map(\.event) == oracle, "the service logs the bare engine's events") }
         return log
+    }
+
+    @Test("with engine shards, restarted with other shard counts, the service logs each device's events of one engine",
+          arguments: Setup.all, StoreKind.allCases)
+    func shardedRestartEquivalence(setup: Setup, kind: StoreKind) throws {
+        let expected = try Self.run(setup, seed: 5, kind: kind, restartChance: 0).map(\.event)
+        let actual = try Self.run(setup, seed: 5, kind: kind, restartChance: 3, shards: [3, 1, 2, 5]).map(\.event)
+        #expect(actual.count == expected.count)
+        #expect(Dictionary(grouping: actual, by: \.device) == Dictionary(grouping: expected, by: \.device))
+        if setup.options.reorderWindow == 0 {
+            // Without reorder releases, the clock's events of several devices come by time, then device, as one engine's.
+            #expect(actual == expected)
+        }
     }
 
     @Test("a service reopened mid-stream logs the events of an uninterrupted run",
