@@ -397,8 +397,10 @@ public struct ShardedEngine: Sendable {
         return total
     }
 
-    /// The fences `device` is inside (``DetectionEngine/presence(of:)``).
-    public func presence(of device: DeviceID) -> [Presence] { shards[shard(of: device)].presence(of: device) }
+    /// The fences `device` is inside, as of `time` when later than its last update (``DetectionEngine/presence(of:at:)``).
+    public func presence(of device: DeviceID, at time: Date? = nil) -> [Presence] {
+        shards[shard(of: device)].presence(of: device, at: time)
+    }
 
     /// The time of `device`'s last accepted update (``DetectionEngine/lastUpdateTime(of:)``).
     public func lastUpdateTime(of device: DeviceID) -> Date? { shards[shard(of: device)].lastUpdateTime(of: device) }
