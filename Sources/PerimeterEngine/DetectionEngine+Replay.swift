@@ -21,36 +21,13 @@ extension DetectionEngine {
     /// - Parameter progress: called now and then with the number of updates processed so far.
     /// - Complexity: O(n log d) for n updates of d devices, plus the cost of each update.
     public mutating func replay(_ updates: [LocationUpdate], progress: ((Int) -> Void)? = nil) -> ReplayResult {
-        // One stream per device, in input order.
-        var streamOf: [DeviceID: Int] = [:]
-        var streams: [[Int]] = []
-        for (index, update) in updates.enumerated() {
-            if let s = streamOf[update.device] {
-                streams[s].append(index)
-            } else {
-                streamOf[update.device] = streams.count
-                streams.append([index])
-            }
-        }
-        // A min-heap of stream heads keyed by (time, stream).
-        var heads = MinHeap<StreamHead>()
-        var positions = Array(repeating: 0, count: streams.count)
-        for s in streams.indices { heads.push(StreamHead(time: updates[streams[s][0]].time.timeIntervalSince1970, stream: s)) }
-
         var events: [GeofenceEvent] = []
         var rejections: [Rejection] = []
-        var done = 0
-        while let head = heads.pop() {
-            let s = head.stream
-            let update = updates[streams[s][positions[s]]]
+        for (done, index) in Self.replayOrder(updates).enumerated() {
+            let update = updates[Int(index)]
             advance(to: update.time, into: &events)
             if let rejection = process(update, into: &events) { rejections.append(rejection) }
-            positions[s] += 1
-            if positions[s] < streams[s].count {
-                heads.push(StreamHead(time: updates[streams[s][positions[s]]].time.timeIntervalSince1970, stream: s))
-            }
-            done += 1
-            if let progress, done % 4096 == 0 { progress(done) }
+            if let progress, (done + 1) % 4096 == 0 { progress(done + 1) }
         }
         flush(into: &events)  // updates still in a reorder window are input, not timers: process them
         progress?(updates.count)
@@ -58,13 +35,48 @@ extension DetectionEngine {
     }
 }
 
-/// The next update of one device's stream; NaN times sort first so they are met (and rejected) early.
+extension DetectionEngine {
+    /// The order in which ``replay(_:progress:)`` meets `updates` (positions in `updates`): the devices'
+    /// sequences, each in input order, merged by the time of their next update, ties to the device seen
+    /// first, NaN times first (so they are met, and rejected, early). ``ShardedEngine`` replays in the
+    /// same order.
+    /// - Complexity: O(n log d) for n updates of d devices.
+    static func replayOrder(_ updates: [LocationUpdate]) -> [Int32] {
+        var streamOf: [DeviceID: Int] = [:]
+        var streams: [[Int32]] = []
+        for (index, update) in updates.enumerated() {
+            if let s = streamOf[update.device] {
+                streams[s].append(Int32(index))
+            } else {
+                streamOf[update.device] = streams.count
+                streams.append([Int32(index)])
+            }
+        }
+        func key(_ index: Int32) -> Double {
+            let t = updates[Int(index)].time.timeIntervalSince1970
+            return t.isNaN ? -.infinity : t
+        }
+        var heads = MinHeap<StreamHead>()
+        for s in streams.indices { heads.push(StreamHead(time: key(streams[s][0]), stream: s)) }
+        var positions = [Int](repeating: 0, count: streams.count)
+        var order: [Int32] = []
+        order.reserveCapacity(updates.count)
+        while let head = heads.pop() {
+            let s = head.stream
+            order.append(streams[s][positions[s]])
+            positions[s] += 1
+            if positions[s] < streams[s].count { heads.push(StreamHead(time: key(streams[s][positions[s]]), stream: s)) }
+        }
+        return order
+    }
+}
+
+/// The next update of one device's stream, keyed by its time (NaN already mapped to −∞) and stream.
 private struct StreamHead: HeapElement {
     var time: Double
     var stream: Int
 
     static func precedes(_ a: StreamHead, _ b: StreamHead) -> Bool {
-        let (x, y) = (a.time.isNaN ? -Double.infinity : a.time, b.time.isNaN ? -Double.infinity : b.time)
-        return x < y || (x == y && a.stream < b.stream)
+        a.time < b.time || (a.time == b.time && a.stream < b.stream)
     }
 }

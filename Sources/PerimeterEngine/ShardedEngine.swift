@@ -302,7 +302,7 @@ public struct ShardedEngine: Sendable {
     /// engine (with options, which call fires a timer decides the order of a device's events).
     /// - Parameter progress: called now and then, on the calling thread, with a number of updates done.
     public mutating func replay(_ updates: [LocationUpdate], progress: ((Int) -> Void)? = nil) -> DetectionEngine.ReplayResult {
-        let order = Self.replayOrder(updates)
+        let order = DetectionEngine.replayOrder(updates)
         let count = shards.count
         var owner = [UInt16](repeating: 0, count: order.count)
         for (k, i) in order.enumerated() { owner[k] = UInt16(shard(of: updates[Int(i)].device)) }
@@ -339,38 +339,6 @@ public struct ShardedEngine: Sendable {
         if count > 1 { rejections.sort { $0.step < $1.step } }
         return DetectionEngine.ReplayResult(events: Self.mergeByDevice(outputs.map(\.events)),
                                             rejections: rejections.map(\.rejection))
-    }
-
-    /// The order in which ``DetectionEngine/replay(_:progress:)`` meets `updates` (positions in
-    /// `updates`): the devices' sequences, each in input order, merged by the time of their next update,
-    /// ties to the device seen first, NaN times first.
-    static func replayOrder(_ updates: [LocationUpdate]) -> [Int32] {
-        var streamOf: [DeviceID: Int] = [:]
-        var streams: [[Int32]] = []
-        for (index, update) in updates.enumerated() {
-            if let s = streamOf[update.device] {
-                streams[s].append(Int32(index))
-            } else {
-                streamOf[update.device] = streams.count
-                streams.append([Int32(index)])
-            }
-        }
-        func key(_ index: Int32) -> Double {
-            let t = updates[Int(index)].time.timeIntervalSince1970
-            return t.isNaN ? -.infinity : t
-        }
-        var heads = MinHeap<ReplayStreamHead>()
-        for s in streams.indices { heads.push(ReplayStreamHead(time: key(streams[s][0]), stream: s)) }
-        var positions = [Int](repeating: 0, count: streams.count)
-        var order: [Int32] = []
-        order.reserveCapacity(updates.count)
-        while let head = heads.pop() {
-            let s = head.stream
-            order.append(streams[s][positions[s]])
-            positions[s] += 1
-            if positions[s] < streams[s].count { heads.push(ReplayStreamHead(time: key(streams[s][positions[s]]), stream: s)) }
-        }
-        return order
     }
 
     private struct ReplayOutput {
@@ -588,16 +556,6 @@ private struct DeviceHead: HeapElement {
 
     static func precedes(_ a: DeviceHead, _ b: DeviceHead) -> Bool {
         a.time < b.time || (a.time == b.time && a.device < b.device)
-    }
-}
-
-/// The next update of one device's stream in ``ShardedEngine/replayOrder(_:)``.
-private struct ReplayStreamHead: HeapElement {
-    var time: Double
-    var stream: Int
-
-    static func precedes(_ a: ReplayStreamHead, _ b: ReplayStreamHead) -> Bool {
-        a.time < b.time || (a.time == b.time && a.stream < b.stream)
     }
 }
 
