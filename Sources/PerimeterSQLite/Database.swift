@@ -1,4 +1,4 @@
-import CSQLite
+internal import CSQLite
 
 /// One SQLite connection: executes SQL, caches prepared statements (finalized on close) and runs
 /// transactions that roll back on error.

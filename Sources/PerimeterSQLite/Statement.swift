@@ -1,4 +1,4 @@
-import CSQLite
+internal import CSQLite
 
 /// A prepared statement of a ``Database``, from ``Database/statement(_:)``; finalized when the database
 /// closes.
