@@ -3,15 +3,23 @@ import PerimeterService
 extension Database {
     /// What a store expects of its file: the application id it stamps, the schema versions it knows,
     /// and how to name the file in messages.
-    struct Ownership {
+    public struct Ownership: Sendable {
         /// `PRAGMA application_id` of the store's files.
-        var applicationID: Int64
+        public var applicationID: Int64
         /// The newest schema version this build can read.
-        var supportedVersion: Int64
+        public var supportedVersion: Int64
         /// What the file should be, for messages ("a Perimeter store").
-        var description: String
+        public var description: String
         /// What to do when the file belongs to someone else.
-        var foreignAdvice: String
+        public var foreignAdvice: String
+
+        /// Describes a store's files.
+        public init(applicationID: Int64, supportedVersion: Int64, description: String, foreignAdvice: String) {
+            self.applicationID = applicationID
+            self.supportedVersion = supportedVersion
+            self.description = description
+            self.foreignAdvice = foreignAdvice
+        }
     }
 
     /// Checks that the open file is empty or one of the store's own, at a schema version this build
@@ -19,7 +27,7 @@ extension Database {
     /// - Returns: the file's schema version and its number of schema objects.
     /// - Throws: ``GeofencingError/Code/incompatibleStorage`` for another application's database or
     ///   a newer schema; `DatabaseError` for anything SQLite refuses.
-    func checkOwnership(path: String, _ ownership: Ownership) throws -> (version: Int64, schemaObjects: Int64) {
+    public func checkOwnership(path: String, _ ownership: Ownership) throws -> (version: Int64, schemaObjects: Int64) {
         let applicationID = try integer("PRAGMA application_id") ?? 0
         let version = try integer("PRAGMA user_version") ?? 0
         let objects = try integer("SELECT count(*) FROM sqlite_master") ?? 0
@@ -53,8 +61,8 @@ extension Database {
     /// As the SQL-only form above, with steps that may be Swift code: an error a step throws rolls back
     /// every step of this opening and reaches the caller unchanged, so the file keeps its version and
     /// contents.
-    func useWriteAheadLogAndMigrate(path: String, synchronous: SQLiteGeofencingStore.Synchronous, from version: Int64,
-                                    migrations: [Migration], applicationID: Int64, newFilePageSize: Int? = nil) throws {
+    public func useWriteAheadLogAndMigrate(path: String, synchronous: SQLiteGeofencingStore.Synchronous, from version: Int64,
+                                           migrations: [Migration], applicationID: Int64, newFilePageSize: Int? = nil) throws {
         if let newFilePageSize {
             try execute("PRAGMA page_size = \(newFilePageSize)")
         }
@@ -77,12 +85,17 @@ extension Database {
 /// One step of a store's schema: migration *n* turns version *n − 1* into version *n*. Most steps are
 /// SQL; a step that must read and check what the previous version stored (JSON documents, say) is
 /// Swift, so it can refuse a row it cannot convert with an error naming that row.
-struct Migration: Sendable {
+public struct Migration: Sendable {
     /// Runs the step on the connection, inside the migrating transaction.
-    let apply: @Sendable (Database) throws -> Void
+    public let apply: @Sendable (Database) throws -> Void
+
+    /// A step that runs `apply` (Swift code) on the connection, inside the migrating transaction.
+    public init(apply: @escaping @Sendable (Database) throws -> Void) {
+        self.apply = apply
+    }
 
     /// A step that executes `sql` (one or more statements).
-    static func sql(_ sql: String) -> Migration {
+    public static func sql(_ sql: String) -> Migration {
         Migration { try $0.execute(sql) }
     }
 }

@@ -1,16 +1,22 @@
-import CSQLite
+internal import CSQLite
 
 /// One SQLite connection: executes SQL, caches prepared statements (finalized on close) and runs
-/// transactions that roll back on error. Not thread-safe; its owner serialises access.
-final class Database {
+/// transactions that roll back on error.
+///
+/// Not thread-safe: a store gives its connection to one ``DatabaseOwner``, which serialises every use
+/// of it. Errors are ``DatabaseError``s naming the file and the SQL.
+public final class Database {
     private(set) var handle: OpaquePointer?
-    let path: String
+    /// The database file.
+    public let path: String
     private var statements: [String: Statement] = [:]
     /// Statements of SQL literals, keyed by the literal's address: cheaper to find than by hashing the text.
     private var literalStatements: [UnsafeRawPointer: Statement] = [:]
 
-    /// Opens (creating if needed) the database at `path`.
-    init(path: String, readOnly: Bool = false) throws(DatabaseError) {
+    /// Opens the database at `path`, creating it when missing unless `readOnly`. Waits up to five seconds
+    /// for another connection's lock, and refuses SQL that could corrupt the file (`SQLITE_DBCONFIG_DEFENSIVE`).
+    /// - Throws: ``DatabaseError`` when the file cannot be opened.
+    public init(path: String, readOnly: Bool = false) throws(DatabaseError) {
         self.path = path
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
@@ -29,7 +35,7 @@ final class Database {
     deinit { close() }
 
     /// Finalizes every cached statement and closes the connection (idempotent).
-    func close() {
+    public func close() {
         for statement in statements.values { statement.finalize() }
         for statement in literalStatements.values { statement.finalize() }
         statements = [:]
@@ -44,14 +50,14 @@ final class Database {
     }
 
     /// Executes one or more SQL statements that return no rows.
-    func execute(_ sql: String) throws(DatabaseError) {
+    public func execute(_ sql: String) throws(DatabaseError) {
         guard handle != nil else { throw DatabaseError(resultCode: .misuse, message: "the database is closed", sql: sql, path: path) }
         let code = sqlite3_exec(handle, sql, nil, nil, nil)
         guard code == SQLITE_OK else { throw error(code, sql: sql) }
     }
 
     /// The cached prepared statement for `sql`, reset and with bindings cleared.
-    func statement(_ sql: String) throws(DatabaseError) -> Statement {
+    public func statement(_ sql: String) throws(DatabaseError) -> Statement {
         if let cached = statements[sql] {
             cached.reset()
             return cached
@@ -64,7 +70,7 @@ final class Database {
 
     /// The cached prepared statement for the SQL literal `sql`, reset and with bindings cleared; for hot
     /// paths (found by the literal's address, without hashing its text).
-    func statement(literal sql: StaticString) throws(DatabaseError) -> Statement {
+    public func statement(literal sql: StaticString) throws(DatabaseError) -> Statement {
         let key = UnsafeRawPointer(sql.utf8Start)
         if let cached = literalStatements[key] {
             cached.reset()
@@ -78,22 +84,22 @@ final class Database {
     }
 
     /// The number of rows the last INSERT, UPDATE or DELETE changed.
-    var changes: Int32 { sqlite3_changes(handle) }
+    public var changes: Int32 { sqlite3_changes(handle) }
 
     /// Sets how long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
-    func setBusyTimeout(milliseconds: Int32) {
+    public func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
     }
 
     /// The first column of the first row of `sql` as an integer, or `nil` when there is no row.
-    func integer(_ sql: String) throws(DatabaseError) -> Int64? {
+    public func integer(_ sql: String) throws(DatabaseError) -> Int64? {
         let statement = try statement(sql)
         defer { statement.reset() }
         return try statement.step() ? statement.int64(0) : nil
     }
 
     /// The first column of the first row of `sql` as text, or `nil` when there is no row.
-    func text(_ sql: String) throws(DatabaseError) -> String? {
+    public func text(_ sql: String) throws(DatabaseError) -> String? {
         let statement = try statement(sql)
         defer { statement.reset() }
         return try statement.step() ? statement.optionalString(0) : nil
@@ -101,7 +107,7 @@ final class Database {
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE`): commits when it returns, rolls back when it throws.
     /// `BEGIN` and `COMMIT` are cached prepared statements, not parsed again for every transaction.
-    func inTransaction<T>(_ body: () throws -> T) throws -> T {
+    public func inTransaction<T>(_ body: () throws -> T) throws -> T {
         try statement(literal: "BEGIN IMMEDIATE").execute()
         do {
             let result = try body()

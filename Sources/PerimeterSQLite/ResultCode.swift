@@ -1,4 +1,4 @@
-import CSQLite
+internal import CSQLite
 
 /// An SQLite result code (primary or extended), as returned by the C API.
 public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

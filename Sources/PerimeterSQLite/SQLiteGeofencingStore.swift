@@ -51,7 +51,7 @@ public final class SQLiteGeofencingStore: GeofencingStore {
         }
         self.path = path
         self.lockingMode = lockingMode
-        owner = try DatabaseOwner(path: path, description: "the database", prepare: { (database) throws(GeofencingError) in
+        owner = try DatabaseOwner(path: path, description: "the database", prepare: { database in
             try Self.prepare(database, path: path, synchronous: synchronous, verifyIntegrity: verifyIntegrity,
                              lockingMode: lockingMode, checkpointPages: checkpointPages)
         }, wrap: { Connection(db: $0, remembers: lockingMode == .exclusive) })
@@ -62,53 +62,29 @@ public final class SQLiteGeofencingStore: GeofencingStore {
         owner.close { $0.forget() }
     }
 
+    /// Checks, migrates and tunes the freshly opened file; the owner turns what this throws into the
+    /// store's error.
     private static func prepare(_ db: Database, path: String, synchronous: Synchronous,
-                                verifyIntegrity: Bool, lockingMode: LockingMode, checkpointPages: Int) throws(GeofencingError) {
-        do {
-            if lockingMode == .exclusive {
-                // Before the first read: the write-ahead log is then opened with its index in heap
-                // memory and the file stays locked. A store that another one holds fails fast.
-                db.setBusyTimeout(milliseconds: 500)
-                _ = try db.text("PRAGMA locking_mode = EXCLUSIVE")
-            }
-            let (version, tables) = try db.checkOwnership(path: path, Database.Ownership(
-                applicationID: Schema.applicationID, supportedVersion: Schema.version,
-                description: "a Perimeter store", foreignAdvice: "Choose another path"))
-            if verifyIntegrity, tables > 0 {
-                let result = try db.text("PRAGMA quick_check") ?? "no result"
-                guard result == "ok" else {
-                    throw GeofencingError(.incompatibleStorage,
-                                          "\(path) is damaged (integrity check: \(result)); it was left untouched. Restore it from a backup or move it away")
-                }
-            }
-            try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
-                                              migrations: Schema.migrations, applicationID: Schema.applicationID,
-                                              newFilePageSize: tables == 0 ? Schema.pageSize : nil)
-            _ = try db.text("PRAGMA wal_autocheckpoint = \(checkpointPages)")
-        } catch let error as GeofencingError {
-            throw error
-        } catch let error as DatabaseError {
-            throw storeError(error, path: path, while: "opening")
-        } catch {
-            throw GeofencingError(.storageFailure, "opening \(path) failed: \(error)")
+                                verifyIntegrity: Bool, lockingMode: LockingMode, checkpointPages: Int) throws {
+        if lockingMode == .exclusive {
+            // Before the first read: the write-ahead log is then opened with its index in heap
+            // memory and the file stays locked. A store that another one holds fails fast.
+            db.setBusyTimeout(milliseconds: 500)
+            _ = try db.text("PRAGMA locking_mode = EXCLUSIVE")
         }
-    }
-
-    /// Turns a database error into the service's error: damage and foreign files are incompatible storage.
-    static func storeError(_ error: DatabaseError, path: String, while action: String) -> GeofencingError {
-        switch error.resultCode.primary {
-        case .notADatabase:
-            GeofencingError(.incompatibleStorage,
-                            "\(path) is not an SQLite database (or is encrypted or damaged in its header); it was left untouched. Move it away or choose another path. (\(error))")
-        case .corrupt:
-            GeofencingError(.incompatibleStorage,
-                            "\(path) is damaged; it was left untouched. Restore it from a backup or move it away. (\(error))")
-        case .full:
-            GeofencingError(.storageFailure, "the disk holding \(path) is full while \(action); free space and retry. (\(error))")
-        case .busy, .locked:
-            GeofencingError(.storageFailure, "\(path) is locked by another process while \(action); only one service may use a store at a time. (\(error))")
-        default:
-            GeofencingError(.storageFailure, "\(action) \(path) failed: \(error)")
+        let (version, tables) = try db.checkOwnership(path: path, Database.Ownership(
+            applicationID: Schema.applicationID, supportedVersion: Schema.version,
+            description: "a Perimeter store", foreignAdvice: "Choose another path"))
+        if verifyIntegrity, tables > 0 {
+            let result = try db.text("PRAGMA quick_check") ?? "no result"
+            guard result == "ok" else {
+                throw GeofencingError(.incompatibleStorage,
+                                      "\(path) is damaged (integrity check: \(result)); it was left untouched. Restore it from a backup or move it away")
+            }
         }
+        try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
+                                          migrations: Schema.migrations, applicationID: Schema.applicationID,
+                                          newFilePageSize: tables == 0 ? Schema.pageSize : nil)
+        _ = try db.text("PRAGMA wal_autocheckpoint = \(checkpointPages)")
     }
 }

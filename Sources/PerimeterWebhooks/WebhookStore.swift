@@ -15,8 +15,8 @@ public struct StoredWebhook: Hashable, Sendable {
 /// Where webhooks live: registrations, each one's delivery cursor, attempt in flight and counters, and
 /// the dead letters. Every method is atomic; implementations are safe to share between threads.
 ///
-/// Implementations: ``InMemoryWebhookStore`` (tests, ephemeral servers) and `SQLiteWebhookStore`
-/// (PerimeterSQLite; durable).
+/// Implementations: ``InMemoryWebhookStore`` (tests, ephemeral servers) and ``SQLiteWebhookStore``
+/// (durable, on PerimeterSQLite).
 public protocol WebhookStore: Sendable {
     /// Every webhook, in registration order.
     func webhooks() throws(WebhookError) -> [StoredWebhook]

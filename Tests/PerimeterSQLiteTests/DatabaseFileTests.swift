@@ -6,11 +6,10 @@ import PerimeterTestSupport
 
 @Suite("SQLite store: files it must refuse")
 struct DatabaseFileTests {
-    func expectIncompatible(_ path: String, mentioning text: String, webhookStore: Bool = false,
-                            sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectIncompatible(_ path: String, mentioning text: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let before = try? Data(contentsOf: URL(fileURLWithPath: path))
         do {
-            if webhookStore { _ = try SQLiteWebhookStore(path: path) } else { _ = try SQLiteGeofencingStore(path: path) }
+            _ = try SQLiteGeofencingStore(path: path)
             Issue.record("expected the store to refuse \(path)", sourceLocation: sourceLocation)
         } catch {
             #expect(error.code == .incompatibleStorage, "\(error)", sourceLocation: sourceLocation)
@@ -50,23 +49,6 @@ struct DatabaseFileTests {
         try db.execute("PRAGMA user_version = 99")
         db.close()
         expectIncompatible(path, mentioning: "schema version 99")
-    }
-
-    @Test("the webhook store refuses the geofencing store's file and a newer webhook schema")
-    func webhookStoreOwnership() throws {
-        let folder = TemporaryFolder()
-        let path = folder.path("store.sqlite")
-        try SQLiteGeofencingStore(path: path).close()
-        expectIncompatible(path, mentioning: "not a Perimeter webhook database", webhookStore: true)
-
-        let hooks = folder.path("hooks.sqlite")
-        try SQLiteWebhookStore(path: hooks).close()
-        try SQLiteWebhookStore(path: hooks).close()  // reopening its own file works
-        let db = try Database(path: hooks)
-        try db.execute("PRAGMA user_version = 42")
-        db.close()
-        expectIncompatible(hooks, mentioning: "schema version 42", webhookStore: true)
-        expectIncompatible(hooks, mentioning: "not a Perimeter store")
     }
 
     @Test("a damaged page")

@@ -236,9 +236,6 @@ struct MigrationTests {
         try SQLiteGeofencingStore(path: fresh).close()
         #expect(try Self.headerPageSize(fresh) == Schema.pageSize)
         #expect(Schema.pageSize == 1024)
-        let webhooks = folder.path("fresh.webhooks")
-        try SQLiteWebhookStore(path: webhooks).close()
-        #expect(try Self.headerPageSize(webhooks) == 4096, "the webhook store keeps SQLite's default")
 
         let old = folder.path("v2.sqlite")
         let options = DetectionEngine.DeviceOptionSnapshot(pending: [], dwellRepeats: [], anchor: nil, lastSequence: 6)

@@ -2,7 +2,7 @@ import Foundation
 import PerimeterService
 import Testing
 import PerimeterTestSupport
-@testable import PerimeterSQLite
+import PerimeterSQLite
 @testable import PerimeterWebhooks
 
 /// Raw SQL on a webhook file, beside the store: to write a file as an older version did and to look at
@@ -335,5 +335,66 @@ struct StoreMigrationTests {
         #expect(try after.integer("PRAGMA user_version") == 3)
         #expect(try after.rows("SELECT name FROM sqlite_master", columns: 1) == [["future"]])
         after.close()
+    }
+
+    @Test("each store refuses the other's file and a newer webhook schema, names the problem, and leaves the file untouched")
+    func storesRefuseEachOthersFiles() throws {
+        let folder = TemporaryFolder()
+        let geofencing = folder.path("store.sqlite")
+        try SQLiteGeofencingStore(path: geofencing).close()
+        let hooks = folder.path("hooks.sqlite")
+        try SQLiteWebhookStore(path: hooks).close()
+        try SQLiteWebhookStore(path: hooks).close()  // reopening its own file works
+        let raw = try RawFile(hooks)
+        try raw.db.execute("PRAGMA user_version = 42")
+        raw.close()
+
+        let refusals: [(path: String, problem: String, open: (String) throws -> Void)] = [
+            (geofencing, "not a Perimeter webhook database", { try SQLiteWebhookStore(path: $0).close() }),
+            (hooks, "schema version 42", { try SQLiteWebhookStore(path: $0).close() }),
+            (hooks, "not a Perimeter store", { try SQLiteGeofencingStore(path: $0).close() }),
+        ]
+        for refusal in refusals {
+            let before = try Data(contentsOf: URL(fileURLWithPath: refusal.path))
+            do {
+                try refusal.open(refusal.path)
+                Issue.record("expected \(refusal.path) to be refused (\(refusal.problem))")
+            } catch let error as GeofencingError {
+                #expect(error.code == .incompatibleStorage, "\(error)")
+                #expect(error.message.contains(refusal.problem), "\(error.message)")
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: refusal.path)) == before, "\(refusal.problem): the file is left untouched")
+        }
+    }
+
+    @Test("a new webhook file keeps SQLite's default 4 KiB pages (the geofencing store's 1 KiB is for its commits)")
+    func pageSize() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("fresh.webhooks")
+        try SQLiteWebhookStore(path: path).close()
+        let raw = try RawFile(path)
+        #expect(try raw.integer("PRAGMA page_size") == 4096)
+        raw.close()
+    }
+
+    @Test("a filter row of an event type this build does not know is reported, naming the webhook and the type")
+    func unknownFilterTypeIsReported() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("hooks.sqlite")
+        let store = try SQLiteWebhookStore(path: path)
+        try store.insert(Version1File.webhooks[0].registration, state: Version1File.webhooks[0].state)
+        let raw = try RawFile(path)
+        try raw.db.execute("INSERT INTO webhook_filter VALUES ('wh_alpha', 'type', 'teleport')")
+        raw.close()
+        for read in [{ _ = try store.webhooks() }, { _ = try store.webhook(id: "wh_alpha") }] as [() throws -> Void] {
+            do {
+                try read()
+                Issue.record("the unknown event type was read")
+            } catch let error as WebhookError {
+                #expect(error.code == .storageFailure)
+                #expect(error.message.contains(#"webhook wh_alpha filters on the unknown event type "teleport""#), "\(error.message)")
+            }
+        }
+        store.close()
     }
 }

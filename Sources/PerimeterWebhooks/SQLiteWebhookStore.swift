@@ -1,16 +1,16 @@
 import PerimeterService
+import PerimeterSQLite
 
-/// The durable tables of the webhook dispatcher, in their own SQLite file (WAL mode), one typed column
-/// per field: one row per webhook (registration and delivery state), one per filter criterion, one per
-/// dead letter (docs/webhooks.md, "Storage").
+/// The durable ``WebhookStore``: the webhook dispatcher's tables in their own SQLite file (WAL mode),
+/// one typed column per field of the model: one row per webhook (``WebhookRegistration`` and
+/// ``WebhookDeliveryState``), one per ``WebhookFilter`` criterion, one per ``DeadLetter``
+/// (docs/webhooks.md, "Storage").
 ///
-/// This module does not know the webhook model (it lives in PerimeterWebhooks, which depends on this
-/// module): it reads and writes the rows as ``WebhookRecord`` and ``DeadLetterRecord``, and
-/// PerimeterWebhooks makes this class a `WebhookStore`. The connection is owned by a `DatabaseOwner`,
-/// as the geofencing store's is.
-/// The file is marked with its own application id (`PRWH`), so it cannot be mistaken for a
-/// geofencing store: give it a path of its own (for example `state.sqlite.webhooks`).
-public final class SQLiteWebhookStore: Sendable {
+/// The connection is owned by a `DatabaseOwner` (PerimeterSQLite), as the geofencing store's is: one
+/// lock, transactions that roll back on error, one mapping of database errors. The file is marked with
+/// its own application id (`PRWH`), so it cannot be mistaken for a geofencing store: give it a path of
+/// its own (for example `state.sqlite.webhooks`).
+public final class SQLiteWebhookStore: WebhookStore {
     /// "PRWH": marks a Perimeter webhook database.
     static let applicationID: Int64 = 0x5052_5748
 
@@ -89,45 +89,35 @@ public final class SQLiteWebhookStore: Sendable {
     ///   newer schema, or a version-1 row that cannot be migrated (the error names the webhook; the file
     ///   is left untouched); ``GeofencingError/Code/storageFailure`` when it cannot be opened.
     public init(path: String, synchronous: SQLiteGeofencingStore.Synchronous = .normal) throws(GeofencingError) {
-        owner = try DatabaseOwner(path: path, description: "the webhook database", prepare: { (database) throws(GeofencingError) in
-            try Self.prepare(database, path: path, synchronous: synchronous)
+        owner = try DatabaseOwner(path: path, description: "the webhook database", prepare: { database in
+            let (version, _) = try database.checkOwnership(path: path, Database.Ownership(
+                applicationID: Self.applicationID, supportedVersion: Int64(Self.migrations.count),
+                description: "a Perimeter webhook database", foreignAdvice: "Give the webhook store a file of its own"))
+            // Filters and dead letters go with their webhook (ON DELETE CASCADE) and cannot outlive it.
+            try database.execute("PRAGMA foreign_keys = ON")
+            try database.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
+                                                    migrations: Self.migrations, applicationID: Self.applicationID)
         }, wrap: { $0 })
     }
 
-    /// Closes the connection; later calls fail with ``GeofencingError/Code/storageFailure``.
+    /// Closes the connection; later calls fail with ``WebhookError/Code/storageFailure``.
     public func close() {
         owner.close()
     }
 
-    private static func prepare(_ db: Database, path: String,
-                                synchronous: SQLiteGeofencingStore.Synchronous) throws(GeofencingError) {
-        do {
-            let (version, _) = try db.checkOwnership(path: path, Database.Ownership(
-                applicationID: Self.applicationID, supportedVersion: Int64(migrations.count),
-                description: "a Perimeter webhook database", foreignAdvice: "Give the webhook store a file of its own"))
-            // Filters and dead letters go with their webhook (ON DELETE CASCADE) and cannot outlive it.
-            try db.execute("PRAGMA foreign_keys = ON")
-            try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
-                                              migrations: migrations, applicationID: Self.applicationID)
-        } catch let error as GeofencingError {
-            throw error
-        } catch let error as DatabaseError {
-            throw SQLiteGeofencingStore.storeError(error, path: path, while: "opening the webhook database")
-        } catch {
-            throw GeofencingError(.storageFailure, "opening \(path) failed: \(error)")
-        }
-    }
-
-    /// Runs `body` alone on the connection (in one transaction when `transaction`), turning every
-    /// error into a ``GeofencingError`` naming `action`.
+    /// Runs `body` alone on the connection (in one transaction when `transaction`). A ``WebhookError``
+    /// it throws passes unchanged (after the rollback); any other error becomes
+    /// ``WebhookError/Code/storageFailure`` naming `action` and the file.
     func withDatabase<T>(_ action: String, transaction: Bool = false,
-                         _ body: (Database) throws -> T) throws(GeofencingError) -> T {
+                         _ body: (Database) throws -> T) throws(WebhookError) -> T {
         do {
             return transaction ? try owner.inTransaction(action) { try body($0) } : try owner.withConnection(action) { try body($0) }
-        } catch let error as GeofencingError {
+        } catch let error as WebhookError {
             throw error
+        } catch let error as GeofencingError {
+            throw WebhookError(.storageFailure, error.message)
         } catch {
-            throw GeofencingError(.storageFailure, "\(action) \(path) failed: \(error)")
+            throw WebhookError(.storageFailure, "\(action) \(path) failed: \(error)")
         }
     }
 }

@@ -1,6 +1,8 @@
+import Foundation
 import PerimeterFences
 import PerimeterGeoJSON
 import PerimeterService
+import PerimeterSQLite
 
 extension SQLiteWebhookStore {
     /// Migration 2: reads every version-1 row (JSON documents, as PerimeterWebhooks wrote them), checks
@@ -21,8 +23,10 @@ extension SQLiteWebhookStore {
         // Positions are renumbered 1…n in their order: version 1 did not keep them unique.
         for (index, row) in webhooks.enumerated() {
             try converting(webhook: row.id, in: db) {
-                let record = try Version1.webhook(id: row.id, registration: row.registration, state: row.state)
-                try Version1.insert { try insert(record, position: Int64(index + 1), into: db) }
+                let webhook = try Version1.webhook(id: row.id, registration: row.registration, state: row.state)
+                try Version1.insert {
+                    try insert(webhook.registration, state: webhook.state, position: Int64(index + 1), into: db)
+                }
             }
         }
 
@@ -69,39 +73,42 @@ extension SQLiteWebhookStore {
             init(_ problem: String) { self.problem = problem }
         }
 
-        /// A webhook row's registration and state documents as a record.
-        static func webhook(id: String, registration: String, state: String) throws(Invalid) -> WebhookRecord {
+        /// A webhook row's registration and state documents as the model.
+        static func webhook(id: String, registration: String, state: String) throws(Invalid) -> StoredWebhook {
             let r = try Document(parsing: registration, what: "registration")
             let named = try r.string("id")
             guard named == id else { throw Invalid("its registration names the id \"\(named)\"") }
             let s = try Document(parsing: state, what: "delivery state")
-            var pending: PendingRecord?
+            var pending: PendingDelivery?
             if let p = try s.optionalObject("pending") {
-                pending = PendingRecord(sequence: try p.integer("sequence"), redrive: try p.optionalBool("redrive") ?? false,
-                                        attempts: try p.integer("attempts"), firstAttemptAt: try p.number("firstAttemptAt"),
-                                        nextAttemptAt: try p.number("nextAttemptAt"), lastError: try p.optionalString("lastError") ?? "")
+                pending = PendingDelivery(sequence: try p.integer("sequence"), isRedrive: try p.optionalBool("redrive") ?? false,
+                                          attempts: Int(try p.integer("attempts")), firstAttemptAt: try p.date("firstAttemptAt"),
+                                          nextAttemptAt: try p.date("nextAttemptAt"), lastError: try p.optionalString("lastError") ?? "")
             }
-            let stateRecord = StateRecord(
-                cursor: try s.integer("cursor"), delivered: try s.optionalInteger("delivered") ?? 0,
-                failedAttempts: try s.optionalInteger("failedAttempts") ?? 0, deadLettered: try s.optionalInteger("deadLettered") ?? 0,
-                lastError: try s.optionalString("lastError"), lastErrorAt: try s.optionalNumber("lastErrorAt"),
-                lastSuccessAt: try s.optionalNumber("lastSuccessAt"), pending: pending)
-            return WebhookRecord(id: id, url: try r.string("url"), secret: try r.string("secret"),
-                                 createdAt: try r.number("createdAtSeconds"), filter: try filter(r.optionalObject("filter")),
-                                 state: stateRecord)
+            var state = WebhookDeliveryState(cursor: try s.integer("cursor"), pending: pending)
+            state.counters.delivered = try s.optionalInteger("delivered") ?? 0
+            state.counters.failedAttempts = try s.optionalInteger("failedAttempts") ?? 0
+            state.counters.deadLettered = try s.optionalInteger("deadLettered") ?? 0
+            state.counters.lastError = try s.optionalString("lastError")
+            state.counters.lastErrorAt = try s.optionalDate("lastErrorAt")
+            state.counters.lastSuccessAt = try s.optionalDate("lastSuccessAt")
+            let (url, secret, createdAt) = (try r.string("url"), try r.string("secret"), try r.date("createdAtSeconds"))
+            let registration = WebhookRegistration(id: id, url: url, filter: try filter(r.optionalObject("filter")),
+                                                   secret: secret, createdAt: createdAt)
+            return StoredWebhook(registration: registration, state: state)
         }
 
-        /// A dead-letter row's document as a record.
-        static func deadLetter(sequence: Int64, redrive: Int64, letter: String) throws(Invalid) -> DeadLetterRecord {
+        /// A dead-letter row's document as the model.
+        static func deadLetter(sequence: Int64, redrive: Int64, letter: String) throws(Invalid) -> DeadLetter {
             let d = try Document(parsing: letter, what: "dead letter \(sequence)")
             let named = try d.integer("sequence")
             guard named == sequence else { throw Invalid("its dead letter \(sequence) names the sequence \(named)") }
             guard redrive == 0 || redrive == 1 else {
                 throw Invalid("its dead letter \(sequence) has the redrive flag \(redrive) (0 or 1 expected)")
             }
-            return DeadLetterRecord(sequence: sequence, eventID: try d.string("eventId"), attempts: try d.integer("attempts"),
-                                    firstAttemptAt: try d.number("firstAttemptAt"), failedAt: try d.number("failedAt"),
-                                    lastError: try d.optionalString("lastError") ?? "", redrive: redrive == 1)
+            return DeadLetter(sequence: sequence, eventID: try d.string("eventId"), attempts: Int(try d.integer("attempts")),
+                              firstAttemptAt: try d.date("firstAttemptAt"), failedAt: try d.date("failedAt"),
+                              lastError: try d.optionalString("lastError") ?? "", redriveRequested: redrive == 1)
         }
 
         /// Runs an insert of converted rows; a value the version-2 tables refuse (a CHECK constraint: a
@@ -116,18 +123,21 @@ extension SQLiteWebhookStore {
 
         /// The filter as version 1 wrote it: `{"devices":[…],"fences":[…],"groups":[…],"types":[…]}`,
         /// empty lists left out; a missing filter matches every event.
-        private static func filter(_ document: Document?) throws(Invalid) -> FilterRecord {
-            guard let document else { return FilterRecord() }
+        private static func filter(_ document: Document?) throws(Invalid) -> WebhookFilter {
+            guard let document else { return WebhookFilter() }
             let lists = ["devices", "fences", "groups", "types"]
             if let unknown = document.members.keys.sorted().first(where: { !lists.contains($0) }) {
                 throw Invalid("its registration's filter has the unknown member \"\(unknown)\"")
             }
-            let types = try document.strings("types")
-            if let unknown = types.first(where: { GeofenceEventKind(rawValue: $0) == nil }) {
-                throw Invalid("its registration's filter has the unknown event type \"\(unknown)\"")
+            var types: Set<GeofenceEventKind> = []
+            for name in try document.strings("types") {
+                guard let kind = GeofenceEventKind(rawValue: name) else {
+                    throw Invalid("its registration's filter has the unknown event type \"\(name)\"")
+                }
+                types.insert(kind)
             }
-            return FilterRecord(devices: try document.strings("devices"), fences: try document.strings("fences"),
-                                groups: try document.strings("groups"), types: types)
+            return WebhookFilter(devices: Set(try document.strings("devices")), fences: Set(try document.strings("fences")),
+                                 groups: Set(try document.strings("groups")), types: types)
         }
     }
 }
@@ -198,6 +208,16 @@ private struct Document {
 
     func number(_ key: String) throws(Invalid) -> Double {
         try required(key, try optionalNumber(key))
+    }
+
+    /// The member `key`, a number of seconds since 1970, as a time; `nil` when missing.
+    func optionalDate(_ key: String) throws(Invalid) -> Date? {
+        try optionalNumber(key).map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// The member `key`, a number of seconds since 1970, as a time.
+    func date(_ key: String) throws(Invalid) -> Date {
+        Date(timeIntervalSince1970: try number(key))
     }
 
     func optionalBool(_ key: String) throws(Invalid) -> Bool? {
