@@ -8,7 +8,8 @@ import PerimeterNATS
 /// (docs/cluster.md, "The parts").
 ///
 /// Each ``step(maxMessages:wait:)``:
-/// 1. renews the lease when a third of the lease time has passed, and stops when it is no longer valid;
+/// 1. renews the lease when a third of the lease time has passed (unless a ``LeaseRenewer`` did), and
+///    stops when it is no longer valid;
 /// 2. fetches up to `maxMessages` input records and applies them in stream order (updates to
 ///    ``DetectionEngine/process(_:into:)``, ticks to ``DetectionEngine/advance(to:holding:into:)``);
 /// 3. checks the lease again — a worker that lost it publishes nothing more — and publishes the
@@ -73,7 +74,6 @@ public final class PartitionWorker: @unchecked Sendable {
     private let fences: FenceFeed?
     private var lastEventSequence: UInt64
     private var lastTickSequence: UInt64
-    private var renewedAt = ContinuousClock.now
 
     /// A worker for `lease`'s partition that continues `engine` from input sequence `startSequence`
     /// (1: from the beginning; a snapshot's covered sequence + 1 after a restore). With `fences`, the
@@ -155,7 +155,6 @@ public final class PartitionWorker: @unchecked Sendable {
                     stop(releasing: false)
                     return false
                 }
-                renewedAt = .now
                 lastTickSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.inputStream, subject: layout.tickSubject(partition))
             }
         }
@@ -194,7 +193,6 @@ public final class PartitionWorker: @unchecked Sendable {
                 // Someone else saved one: a new owner (then our renewal fails), or a stale one.
                 snapshotRevision = nil
                 guard lease.isValid, try lease.renew() else { return stop() != .leaseLost }
-                renewedAt = .now
             }
         }
         return false
@@ -250,19 +248,16 @@ public final class PartitionWorker: @unchecked Sendable {
         }
     }
 
-    /// Whether the lease still holds, renewing it when a third of its time has passed.
+    /// Whether the lease still holds, renewing it when a third of its time has passed (a no-op when a
+    /// ``LeaseRenewer`` keeps it fresh).
     private func holdsLease() throws(NATSError) -> Bool {
         if stopped || !lease.isValid { return false }
-        if ContinuousClock.now - renewedAt >= lease.duration / 3 {
-            do {
-                guard try lease.renew() else { return false }
-                renewedAt = .now
-            } catch {
-                // Unreachable for now: the lease holds until isValid says otherwise.
-                return lease.isValid
-            }
+        do {
+            return try lease.renewIfDue()
+        } catch {
+            // Unreachable for now: the lease holds until isValid says otherwise.
+            return lease.isValid
         }
-        return true
     }
 
     /// Publishes `events` (in order) until each is stored or known to be; `false` when the lease is lost.
@@ -294,7 +289,6 @@ public final class PartitionWorker: @unchecked Sendable {
             if refused {
                 // Someone else wrote here: a new owner (then our renewal fails) or a stale one.
                 guard lease.isValid, try lease.renew() else { return false }
-                renewedAt = .now
             } else if attempts >= 5 || !lease.isValid {
                 throw failure!
             }
