@@ -70,6 +70,8 @@ public final class ClusterWorker: @unchecked Sendable {
         var worker: PartitionWorker
         var lastTick: ContinuousClock.Instant
         var recordsSinceSnapshot: Int
+        /// Since when its steps found no input (nil: the last step applied some).
+        var idleSince: ContinuousClock.Instant?
         /// A copy of the worker's statistics, taken after each round (read from other threads).
         var statistics = PartitionWorker.Statistics()
     }
@@ -99,6 +101,9 @@ public final class ClusterWorker: @unchecked Sendable {
 
     /// How often it tries to take the free partitions assigned to it.
     private static let acquireInterval = Duration.milliseconds(200)
+    /// After this long without input, a partition's input consumer is opened anew (its server may have
+    /// died: ``PartitionWorker/reopenInput()``).
+    private static let idleReopenInterval = Duration.seconds(3)
 
     /// A worker on `jetStream` for `layout`'s partitions. `clock` is "now" for ticks (the system clock;
     /// a fixed one in tests).
@@ -152,40 +157,91 @@ public final class ClusterWorker: @unchecked Sendable {
         try handOver()
         try acquire()
         var applied = 0
+        var firstError: (any Error)?
         for partition in state.withLock({ $0.owned.keys.sorted() }) {
-            guard var owned = state.withLock({ $0.owned[partition] }) else { continue }
-            let before = owned.worker.inputSequence
-            let step = try owned.worker.step(maxMessages: configuration.batchSize, wait: .milliseconds(20))
-            if step == .leaseLost {
-                drop(partition)
-                continue
+            // One partition's failure (its consumer's server died, a publish failed) must not stop the others.
+            do {
+                applied += try round(partition)
+            } catch {
+                firstError = firstError ?? error
+                recover(partition)
             }
-            let count = Int(owned.worker.inputSequence - before)
-            applied += count
-            owned.recordsSinceSnapshot += count
-            if ContinuousClock.now - owned.lastTick >= configuration.tickInterval {
-                let now = clock()
-                let lateness = Double(configuration.allowedLateness.components.seconds)
-                    + Double(configuration.allowedLateness.components.attoseconds) / 1e18
-                // Devices whose updates this worker applied within L are left to their own updates.
-                let held = owned.worker.recentlyHeard(within: lateness, now: now)
-                if try !owned.worker.tick(to: now.addingTimeInterval(-lateness), holding: held) {
-                    drop(partition)
-                    continue
-                }
-                owned.lastTick = .now
-            }
-            if owned.recordsSinceSnapshot >= configuration.snapshotEvery {
-                if try !owned.worker.saveSnapshot(to: snapshots) {
-                    drop(partition)
-                    continue
-                }
-                owned.recordsSinceSnapshot = 0
-            }
-            owned.statistics = owned.worker.statistics
-            state.withLock { $0.owned[partition] = owned }
         }
+        if let firstError { throw firstError }
         return applied
+    }
+
+    /// One step of `partition`, its tick and its snapshot when due. - Returns: the records applied.
+    private func round(_ partition: Int) throws -> Int {
+        guard var owned = state.withLock({ $0.owned[partition] }) else { return 0 }
+        let before = owned.worker.inputSequence
+        let step = try owned.worker.step(maxMessages: configuration.batchSize, wait: .milliseconds(20))
+        if step == .leaseLost {
+            drop(partition)
+            return 0
+        }
+        let count = Int(owned.worker.inputSequence - before)
+        if step == .idle {
+            owned.idleSince = owned.idleSince ?? .now
+            if ContinuousClock.now - owned.idleSince! >= ClusterWorker.idleReopenInterval {
+                try owned.worker.reopenInput()
+                owned.idleSince = .now
+            }
+        } else {
+            owned.idleSince = nil
+        }
+        owned.recordsSinceSnapshot += count
+        if ContinuousClock.now - owned.lastTick >= configuration.tickInterval {
+            let now = clock()
+            let lateness = Double(configuration.allowedLateness.components.seconds)
+                + Double(configuration.allowedLateness.components.attoseconds) / 1e18
+            // Devices whose updates this worker applied within L are left to their own updates.
+            let held = owned.worker.recentlyHeard(within: lateness, now: now)
+            if try !owned.worker.tick(to: now.addingTimeInterval(-lateness), holding: held) {
+                drop(partition)
+                return 0
+            }
+            owned.lastTick = .now
+        }
+        if owned.recordsSinceSnapshot >= configuration.snapshotEvery {
+            if try !owned.worker.saveSnapshot(to: snapshots) {
+                drop(partition)
+                return 0
+            }
+            owned.recordsSinceSnapshot = 0
+        }
+        owned.statistics = owned.worker.statistics
+        state.withLock { $0.owned[partition] = owned }
+        return count
+    }
+
+    /// After a round of `partition` failed: a worker whose engine is still consistent with what it
+    /// published gets a new input consumer (the failure may have been its consumer's server); one whose
+    /// engine is ahead (``PartitionWorker/isConsistent``) is built anew from the latest snapshot under the
+    /// same lease — the replay publishes what is missing and the duplicate window drops the rest. When
+    /// that fails too, the partition is dropped and its lease released; the assignment gives it back at
+    /// a later round.
+    private func recover(_ partition: Int) {
+        guard let owned = state.withLock({ $0.owned[partition] }) else { return }
+        if owned.worker.isConsistent {
+            _ = try? owned.worker.reopenInput()
+            return
+        }
+        owned.worker.stop(releasing: false)
+        let lease = owned.worker.lease
+        guard lease.isValid else {
+            drop(partition)
+            return
+        }
+        do {
+            let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
+                                                    configuration: configuration.engine, fences: configuration.fences,
+                                                    fenceBucket: fenceBucket)
+            state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: owned.lastTick, recordsSinceSnapshot: 0) }
+        } catch {
+            drop(partition)
+            try? lease.release()
+        }
     }
 
     /// Runs rounds on a thread of its own until ``stop(releasing:)``, and renews the leases and the

@@ -62,6 +62,12 @@ public final class PartitionWorker: @unchecked Sendable {
     public private(set) var lastMalformed: InputRecordError?
     /// Whether the worker has stopped (lease lost).
     public private(set) var stopped = false
+    /// Whether the engine holds exactly the input up to ``inputSequence`` with its events published:
+    /// `false` after a step that failed between fetching and publishing (the engine is ahead). Such a
+    /// worker cannot continue from where it is; its owner builds a new one from the latest snapshot
+    /// (``resume(jetStream:layout:lease:snapshots:configuration:fences:fenceBucket:)``), whose replay
+    /// publishes the missing events.
+    public private(set) var isConsistent = true
     /// The last fence revision applied (0: none from the fences bucket).
     public private(set) var fenceRevision: UInt64
     private var snapshotRevision: UInt64?
@@ -70,7 +76,7 @@ public final class PartitionWorker: @unchecked Sendable {
 
     private let jetStream: JetStream
     private let layout: ClusterLayout
-    private let consumer: PullConsumer
+    private var consumer: PullConsumer
     private let fences: FenceFeed?
     private var lastEventSequence: UInt64
     private var lastTickSequence: UInt64
@@ -103,6 +109,7 @@ public final class PartitionWorker: @unchecked Sendable {
         guard try holdsLease() else { return stop() }
         let messages = try consumer.fetch(max: maxMessages, timeout: wait)
         if messages.isEmpty { return .idle }
+        isConsistent = false
         var events: [GeofenceEvent] = []
         for message in messages {
             do {
@@ -116,7 +123,23 @@ public final class PartitionWorker: @unchecked Sendable {
         guard try holdsLease() else { return stop() }
         guard try publish(events) else { return stop() }
         inputSequence = messages.last!.sequence
+        isConsistent = true
         return .processed(records: messages.count, events: events.count)
+    }
+
+    /// Replaces the input consumer with a new one from the sequence after ``inputSequence``. An
+    /// ephemeral consumer lives on one server of the cluster: when that server dies, its fetches find
+    /// nothing, which looks like an idle partition — the owner reopens the input of a partition that has
+    /// been idle for a while.
+    /// - Returns: `false` when it cannot (stopped, or not ``isConsistent``: rebuild from a snapshot).
+    @discardableResult
+    public func reopenInput() throws(NATSError) -> Bool {
+        guard !stopped, isConsistent else { return false }
+        let next = try jetStream.pullConsumer(stream: layout.inputStream, filterSubject: layout.inputFilter(partition),
+                                              startSequence: inputSequence + 1)
+        consumer.close()
+        consumer = next
+        return true
     }
 
     /// Stops: the consumer is closed and every later ``step(maxMessages:wait:)`` answers

@@ -232,6 +232,103 @@ struct WorkerProcessTests {
     }
 }
 
+extension WorkerProcessTests {
+    /// Publishes `updates` in chunks, resending a chunk under the same message ids until it is stored
+    /// (while a server is down, a request can time out or find no leader).
+    static func publishRetrying(_ updates: ArraySlice<LocationUpdate>, js: JetStream, layout: ClusterLayout) throws {
+        for start in stride(from: updates.startIndex, to: updates.endIndex, by: 50) {
+            let chunk = Array(updates[start..<min(start + 50, updates.endIndex)])
+            let deadline = Date().addingTimeInterval(60)
+            while true {
+                do {
+                    try publishInput(chunk, js: js, layout: layout)
+                    break
+                } catch {
+                    guard Date() < deadline else { throw error }
+                    usleep(250_000)
+                }
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// A three-server NATS cluster with R3 streams and buckets, two worker processes: kill -9 of one
+    /// NATS server mid-stream; the events stream still holds exactly the single-process events.
+    @Test func killingOneOfThreeNATSServersLosesAndDoublesNothing() async throws {
+        guard let binary = WorkerProcess.binary else { throw Failed("the perimeter executable is not built beside the tests") }
+        try await offThePool {
+            let cluster = try NATSCluster.start(size: 3, name: "worker-processes")
+            defer { cluster.stop() }
+            let prefix = "q\(UUID().uuidString.prefix(8).lowercased())"
+            let layout = ClusterLayout(prefix: prefix, partitioning: DevicePartitioning(count: Self.partitions)!)
+            let lease = 5
+            let js = try JetStream(NATSConnection(urls: cluster.urls, name: "worker-process-test"))
+            var opened: ClusterResources?
+            let deadline = Date().addingTimeInterval(30)
+            while opened == nil {   // the cluster elects its meta leader first
+                do {
+                    opened = try ClusterResources.open(on: js, layout: layout, replicas: 3, leaseDuration: .seconds(Int64(lease)))
+                } catch {
+                    if Date() > deadline { throw error }
+                    usleep(250_000)
+                }
+            }
+            let resources = opened!
+            var fenceRevision: UInt64 = 0
+            for (id, json) in Self.fenceFeatures { fenceRevision = try resources.fences.put(FenceFeed.key(of: FenceID(id)), json) }
+            let shift = Date().timeIntervalSince1970 - 1_780_000_000
+            let updates = Drive.updates(devices: 24, seed: 23).map {
+                var update = $0
+                update.time = $0.time.addingTimeInterval(shift)
+                return update
+            }
+            let expected = try Self.reference(updates)
+            let arguments = ["--nats", cluster.urls.joined(separator: ","), "--replicas", "3", "--partitions", "\(Self.partitions)",
+                             "--lease", "\(lease)", "--prefix", prefix, "--lateness", "600"]
+            let w1 = try WorkerProcess(binary, id: "w1", arguments: arguments)
+            let w2 = try WorkerProcess(binary, id: "w2", arguments: arguments)
+            defer {
+                w1.kill9()
+                w2.kill9()
+            }
+            try check(waitUntil(seconds: 60) { Set(w1.owned + w2.owned).count == Self.partitions && w1.owned.count == 4 },
+                      "two processes hold half each: \(w1.output)\n\(w2.output)")
+            try check(waitUntil(seconds: 30) { Self.fencesInEffect(js: js, layout: layout, revision: fenceRevision) },
+                      "every partition's ticks carry the fences")
+            let half = updates.count / 2
+            try Self.publishRetrying(updates[..<half], js: js, layout: layout)
+            cluster.servers[1].kill9()
+            let killedAt = ContinuousClock.now
+            try Self.publishRetrying(updates[half...], js: js, layout: layout)
+            let done = waitUntil(seconds: 90) {
+                ((try? js.streamState(layout.eventStream).messages) ?? 0) >= UInt64(expected.count)
+            }
+            print("worker processes: one NATS server of three killed; every event stored \(ContinuousClock.now - killedAt) later")
+            try check(done, "every event published: \(w1.output)\n\(w2.output)")
+            usleep(1_000_000)
+            let stoppingAt = ContinuousClock.now
+            let statuses = (w1.terminate(seconds: 60), w2.terminate(seconds: 60))
+            print("worker processes: graceful stops took \(ContinuousClock.now - stoppingAt)")
+            try check(statuses == (0, 0), "SIGTERM stops gracefully: \(statuses)")
+            print("worker processes, w1:\n" + w1.output.joined(separator: "\n") + "\nw2:\n" + w2.output.joined(separator: "\n"))
+            var read: [GeofenceEvent]?
+            let readBy = Date().addingTimeInterval(60)
+            while read == nil {   // creating a consumer on an R3 stream can time out while the cluster settles
+                do {
+                    read = try storedEvents(js: js, layout: layout)
+                } catch {
+                    if Date() > readBy { throw error }
+                    usleep(500_000)
+                }
+            }
+            let stored = read!
+            try check(Set(stored.map(\.id)).count == stored.count, "0 duplicate event ids")
+            try check(Set(stored) == Set(expected), "0 lost: \(stored.count) stored, \(expected.count) expected")
+            try check(perDevice(stored) == perDevice(expected), "per-device order")
+        }
+    }
+}
+
 @Suite("perimeter worker flags")
 struct WorkerCommandTests {
     static func run(_ arguments: [String]) throws -> (status: Int32, error: String) {
