@@ -18,7 +18,10 @@ import Synchronization
 /// Each ``runOnce()`` round: reads the membership when due, hands over partitions now assigned to
 /// another worker, takes free partitions assigned to it (from their latest snapshot), then for every
 /// owned partition: one step, a tick when the tick interval has passed, a snapshot when enough input
-/// was applied since the last. ``start()`` runs rounds on a thread of its own until
+/// was applied since the last. A partition whose round fails does not hold up the others: it gets a new
+/// input consumer, or, when its engine got ahead of what it published, a new worker from its latest
+/// snapshot under the same lease; a partition idle for the lease time also gets a new input consumer
+/// (an ephemeral consumer dies with its server, and then only looks idle). ``start()`` runs rounds on a thread of its own until
 /// ``stop(releasing:)``, and a ``LeaseRenewer`` renews the leases and the presence key on a timer, so a
 /// long round cannot let a lease run out.
 public final class ClusterWorker: @unchecked Sendable {
@@ -101,9 +104,10 @@ public final class ClusterWorker: @unchecked Sendable {
 
     /// How often it tries to take the free partitions assigned to it.
     private static let acquireInterval = Duration.milliseconds(200)
-    /// After this long without input, a partition's input consumer is opened anew (its server may have
-    /// died: ``PartitionWorker/reopenInput()``).
-    private static let idleReopenInterval = Duration.seconds(3)
+    /// After this long without input (the lease time, at least 3 s), a partition's input consumer is
+    /// opened anew — its server may have died (``PartitionWorker/reopenInput()``). Not much more often:
+    /// on a cluster, creating a consumer goes through the cluster's meta leader.
+    private var idleReopenInterval: Duration { max(.seconds(3), configuration.leaseDuration) }
 
     /// A worker on `jetStream` for `layout`'s partitions. `clock` is "now" for ticks (the system clock;
     /// a fixed one in tests).
@@ -183,7 +187,7 @@ public final class ClusterWorker: @unchecked Sendable {
         let count = Int(owned.worker.inputSequence - before)
         if step == .idle {
             owned.idleSince = owned.idleSince ?? .now
-            if ContinuousClock.now - owned.idleSince! >= ClusterWorker.idleReopenInterval {
+            if ContinuousClock.now - owned.idleSince! >= idleReopenInterval {
                 try owned.worker.reopenInput()
                 owned.idleSince = .now
             }
