@@ -38,6 +38,7 @@ let package = Package(
         .target(name: "PerimeterCLI", dependencies: [
             "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterFences", "PerimeterEngine",
             "PerimeterTracks", "PerimeterSVG", "PerimeterServer", "PerimeterService", "PerimeterWebhooks",
+            "PerimeterCluster", "PerimeterNATS",
         ]),
         .executableTarget(name: "perimeter", dependencies: ["PerimeterCLI"]),
 
@@ -121,7 +122,7 @@ let package = Package(
         .testTarget(name: "PerimeterNATSTests", dependencies: ["PerimeterTestSupport", "PerimeterNATS"]),
         .testTarget(name: "PerimeterClusterTests", dependencies: [
             "PerimeterTestSupport", "PerimeterCluster", "PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
-            "PerimeterGeometry",
+            "PerimeterGeometry", "perimeter",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
         .testTarget(name: "MapboxTutorialTests", dependencies: [

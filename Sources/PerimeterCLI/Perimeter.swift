@@ -20,6 +20,7 @@ public enum Perimeter {
                  (--serve: live, on a server's map page)
       study      Run a detection-quality study (noise, sparse) and print a Markdown table
       serve      Serve the REST API, live event stream and metrics over HTTP
+      worker     Run one worker of a cluster on NATS JetStream (docs/cluster.md)
 
     Run 'perimeter <command> --help' for a command's options.
     """
@@ -38,6 +39,7 @@ public enum Perimeter {
             case "demo": return try DemoCommand.run(rest, console: console)
             case "study": return try StudyCommand.run(rest, console: console)
             case "serve": return try ServeCommand.run(rest, console: console)
+            case "worker": return try WorkerCommand.run(rest, console: console)
             case "help", "--help", "-h":
                 console.print(usage)
                 return 0
@@ -45,7 +47,7 @@ public enum Perimeter {
                 console.print("perimeter \(version)")
                 return 0
             default:
-                throw CommandLineError.usage("unknown command '\(name)' (commands: replay, validate, demo, study, serve; see 'perimeter --help')")
+                throw CommandLineError.usage("unknown command '\(name)' (commands: replay, validate, demo, study, serve, worker; see 'perimeter --help')")
             }
         } catch {
             return exitStatus(reporting: error, on: console)

@@ -4,25 +4,34 @@ import PerimeterFences
 import PerimeterNATS
 import Synchronization
 
-/// A worker process's core: takes free partitions (up to a maximum), runs a ``PartitionWorker`` for
-/// each — input, events, the owner's clock, snapshots — and drops a partition the moment its lease is
-/// lost (docs/cluster.md, "The parts").
+/// A worker process's core: holds the partitions the cluster's assignment gives it, runs a
+/// ``PartitionWorker`` for each — input, events, the owner's clock, snapshots — and drops a partition the
+/// moment its lease is lost (docs/cluster.md, "The parts").
 ///
-/// Each ``runOnce()`` round: tries to take free partitions while it owns fewer than the maximum (from
-/// their latest snapshot), then for every owned partition: one step, a tick when the tick interval has
-/// passed, a snapshot when enough input was applied since the last. ``start()`` runs rounds on a
-/// thread of its own until ``stop(releasing:)``.
+/// Balancing: the worker announces itself with a presence key (``WorkerMembership``) and, every
+/// ``Configuration/membershipInterval``, reads the live workers and computes the same
+/// ``PartitionAssignment`` as every other worker. It takes only partitions assigned to it that are free,
+/// and hands over (snapshot, then release) partitions assigned to another live worker, so workers that
+/// join or leave move partitions without any coordinator. A crashed worker's presence key and leases
+/// expire after the lease time; the others' assignment then gives its partitions to them.
 ///
-/// Not yet here (docs/cluster.md, "Still to build"): balancing partitions across workers — a worker
-/// takes any free partition, so the first one started holds up to its maximum.
+/// Each ``runOnce()`` round: reads the membership when due, hands over partitions now assigned to
+/// another worker, takes free partitions assigned to it (from their latest snapshot), then for every
+/// owned partition: one step, a tick when the tick interval has passed, a snapshot when enough input
+/// was applied since the last. A partition whose round fails does not hold up the others: it gets a new
+/// input consumer, or, when its engine got ahead of what it published, a new worker from its latest
+/// snapshot under the same lease; a partition idle for the lease time also gets a new input consumer
+/// (an ephemeral consumer dies with its server, and then only looks idle). ``start()`` runs rounds on a thread of its own until
+/// ``stop(releasing:)``, and a ``LeaseRenewer`` renews the leases and the presence key on a timer, so a
+/// long round cannot let a lease run out.
 public final class ClusterWorker: @unchecked Sendable {
     /// How a worker behaves.
     public struct Configuration: Sendable {
-        /// The worker's id (the value of the lease keys it holds).
+        /// The worker's id (the value of the lease keys it holds; unique in the cluster).
         public var id: String
         /// The lease time (the leases bucket's TTL).
         public var leaseDuration: Duration
-        /// The most partitions it holds.
+        /// The most partitions it holds (announced, so the others' assignment respects it).
         public var maxPartitions: Int
         /// The input records one step of one partition applies at most.
         public var batchSize: Int
@@ -33,15 +42,19 @@ public final class ClusterWorker: @unchecked Sendable {
         public var allowedLateness: Duration
         /// A snapshot after this many input records.
         public var snapshotEvery: Int
+        /// How often it reads the live workers and recomputes the assignment.
+        public var membershipInterval: Duration
         /// The engine's configuration.
         public var engine: DetectionEngine.Configuration
         /// The fences when there is no fences bucket.
         public var fences: [Fence]
 
         /// A configuration with the given id and the defaults: 10 s leases, 64 partitions, batches of
-        /// 1000, ticks every 0.25 s, L = 5 s, a snapshot every 10 000 records.
+        /// 1000, ticks every 0.25 s, L = 5 s, a snapshot every 10 000 records, the membership read every
+        /// second.
         public init(id: String, leaseDuration: Duration = .seconds(10), maxPartitions: Int = 64, batchSize: Int = 1000,
                     tickInterval: Duration = .milliseconds(250), allowedLateness: Duration = .seconds(5), snapshotEvery: Int = 10_000,
+                    membershipInterval: Duration = .seconds(1),
                     engine: DetectionEngine.Configuration = DetectionEngine.Configuration(), fences: [Fence] = []) {
             self.id = id
             self.leaseDuration = leaseDuration
@@ -50,6 +63,7 @@ public final class ClusterWorker: @unchecked Sendable {
             self.tickInterval = tickInterval
             self.allowedLateness = allowedLateness
             self.snapshotEvery = snapshotEvery
+            self.membershipInterval = membershipInterval
             self.engine = engine
             self.fences = fences
         }
@@ -59,8 +73,20 @@ public final class ClusterWorker: @unchecked Sendable {
         var worker: PartitionWorker
         var lastTick: ContinuousClock.Instant
         var recordsSinceSnapshot: Int
+        /// Since when its steps found no input (nil: the last step applied some).
+        var idleSince: ContinuousClock.Instant?
         /// A copy of the worker's statistics, taken after each round (read from other threads).
         var statistics = PartitionWorker.Statistics()
+    }
+
+    private struct State {
+        var owned: [Int: Owned] = [:]
+        var running = false
+        var members: [WorkerPresence] = []
+        var assignment: [Int: String]?
+        var membershipReadAt: ContinuousClock.Instant?
+        var acquiredAt: ContinuousClock.Instant?
+        var handedOver = 0
     }
 
     /// The configuration.
@@ -71,8 +97,17 @@ public final class ClusterWorker: @unchecked Sendable {
     private let snapshots: SnapshotStore
     private let fenceBucket: KeyValueBucket?
     private let clock: @Sendable () -> Date
-    private let state = Mutex<(owned: [Int: Owned], running: Bool, thread: Thread?)>(([:], false, nil))
+    private let membership: WorkerMembership
+    private let renewer: LeaseRenewer
+    private let state = Mutex(State())
     private let done = DispatchSemaphore(value: 0)
+
+    /// How often it tries to take the free partitions assigned to it.
+    private static let acquireInterval = Duration.milliseconds(200)
+    /// After this long without input (the lease time, at least 3 s), a partition's input consumer is
+    /// opened anew — its server may have died (``PartitionWorker/reopenInput()``). Not much more often:
+    /// on a cluster, creating a consumer goes through the cluster's meta leader.
+    private var idleReopenInterval: Duration { max(.seconds(3), configuration.leaseDuration) }
 
     /// A worker on `jetStream` for `layout`'s partitions. `clock` is "now" for ticks (the system clock;
     /// a fixed one in tests).
@@ -86,10 +121,33 @@ public final class ClusterWorker: @unchecked Sendable {
         self.fenceBucket = fenceBucket
         self.configuration = configuration
         self.clock = clock
+        let membership = WorkerMembership(bucket: leases, presence: WorkerPresence(id: configuration.id, maxPartitions: configuration.maxPartitions))
+        self.membership = membership
+        renewer = LeaseRenewer(interval: configuration.leaseDuration / 6, heartbeat: { try? membership.announce() })
     }
 
-    /// The partitions it owns now.
-    public var ownedPartitions: [Int] { state.withLock { $0.owned.keys.sorted() } }
+    /// A worker on a cluster's resources (``ClusterResources/open(on:layout:replicas:leaseDuration:)``):
+    /// fences from its fences bucket, the lease time it was opened with.
+    public convenience init(resources: ClusterResources, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() }) {
+        var configuration = configuration
+        configuration.leaseDuration = resources.leaseDuration
+        self.init(jetStream: resources.jetStream, layout: resources.layout, leases: resources.leases, snapshots: resources.snapshots,
+                  fenceBucket: resources.fences, configuration: configuration, clock: clock)
+    }
+
+    /// The partitions it owns now (a partition whose lease was found lost is no longer counted).
+    public var ownedPartitions: [Int] {
+        state.withLock { $0.owned.filter { !$0.value.worker.lease.isLost }.keys.sorted() }
+    }
+
+    /// The live workers as last read, this one included, sorted by id.
+    public var members: [WorkerPresence] { state.withLock { $0.members } }
+
+    /// The assignment as last computed (partition → worker id).
+    public var assignment: [Int: String] { state.withLock { $0.assignment ?? [:] } }
+
+    /// Partitions handed over to another worker so far.
+    public var handedOver: Int { state.withLock { $0.handedOver } }
 
     /// Statistics of the partitions it owns now, as of the end of their last round.
     public var statistics: [Int: PartitionWorker.Statistics] {
@@ -99,51 +157,114 @@ public final class ClusterWorker: @unchecked Sendable {
     /// One round (see the type's description). - Returns: the input records applied.
     @discardableResult
     public func runOnce() throws -> Int {
+        try readMembershipIfDue()
+        try handOver()
         try acquire()
         var applied = 0
-        for partition in ownedPartitions {
-            guard var owned = state.withLock({ $0.owned[partition] }) else { continue }
-            let before = owned.worker.inputSequence
-            let step = try owned.worker.step(maxMessages: configuration.batchSize, wait: .milliseconds(20))
-            if step == .leaseLost {
-                _ = state.withLock { $0.owned.removeValue(forKey: partition) }
-                continue
+        var firstError: (any Error)?
+        for partition in state.withLock({ $0.owned.keys.sorted() }) {
+            // One partition's failure (its consumer's server died, a publish failed) must not stop the others.
+            do {
+                applied += try round(partition)
+            } catch {
+                firstError = firstError ?? error
+                recover(partition)
             }
-            let count = Int(owned.worker.inputSequence - before)
-            applied += count
-            owned.recordsSinceSnapshot += count
-            if ContinuousClock.now - owned.lastTick >= configuration.tickInterval {
-                let now = clock()
-                let lateness = Double(configuration.allowedLateness.components.seconds)
-                    + Double(configuration.allowedLateness.components.attoseconds) / 1e18
-                // Devices whose updates this worker applied within L are left to their own updates.
-                let held = owned.worker.recentlyHeard(within: lateness, now: now)
-                if try !owned.worker.tick(to: now.addingTimeInterval(-lateness), holding: held) {
-                    _ = state.withLock { $0.owned.removeValue(forKey: partition) }
-                    continue
-                }
-                owned.lastTick = .now
-            }
-            if owned.recordsSinceSnapshot >= configuration.snapshotEvery {
-                if try !owned.worker.saveSnapshot(to: snapshots) {
-                    _ = state.withLock { $0.owned.removeValue(forKey: partition) }
-                    continue
-                }
-                owned.recordsSinceSnapshot = 0
-            }
-            owned.statistics = owned.worker.statistics
-            state.withLock { $0.owned[partition] = owned }
         }
+        if let firstError { throw firstError }
         return applied
     }
 
-    /// Runs rounds on a thread of its own until ``stop(releasing:)``; a round that fails is retried
-    /// after a short pause (the cluster may be electing a leader).
+    /// One step of `partition`, its tick and its snapshot when due. - Returns: the records applied.
+    private func round(_ partition: Int) throws -> Int {
+        guard var owned = state.withLock({ $0.owned[partition] }) else { return 0 }
+        let before = owned.worker.inputSequence
+        let step = try owned.worker.step(maxMessages: configuration.batchSize, wait: .milliseconds(20))
+        if step == .leaseLost {
+            drop(partition)
+            return 0
+        }
+        let count = Int(owned.worker.inputSequence - before)
+        if step == .idle {
+            owned.idleSince = owned.idleSince ?? .now
+            if ContinuousClock.now - owned.idleSince! >= idleReopenInterval {
+                try owned.worker.reopenInput()
+                owned.idleSince = .now
+            }
+        } else {
+            owned.idleSince = nil
+        }
+        owned.recordsSinceSnapshot += count
+        if ContinuousClock.now - owned.lastTick >= configuration.tickInterval {
+            let now = clock()
+            let lateness = Double(configuration.allowedLateness.components.seconds)
+                + Double(configuration.allowedLateness.components.attoseconds) / 1e18
+            // Devices whose updates this worker applied within L are left to their own updates.
+            let held = owned.worker.recentlyHeard(within: lateness, now: now)
+            if try !owned.worker.tick(to: now.addingTimeInterval(-lateness), holding: held) {
+                drop(partition)
+                return 0
+            }
+            owned.lastTick = .now
+        }
+        if owned.recordsSinceSnapshot >= configuration.snapshotEvery {
+            if try !owned.worker.saveSnapshot(to: snapshots) {
+                drop(partition)
+                return 0
+            }
+            owned.recordsSinceSnapshot = 0
+        }
+        owned.statistics = owned.worker.statistics
+        state.withLock { $0.owned[partition] = owned }
+        return count
+    }
+
+    /// After a round of `partition` failed: a worker whose engine is still consistent with what it
+    /// published gets a new input consumer (the failure may have been its consumer's server); one whose
+    /// engine is ahead (``PartitionWorker/isConsistent``) is built anew from the latest snapshot under the
+    /// same lease — the replay publishes what is missing and the duplicate window drops the rest. When
+    /// that fails too, the partition is dropped and its lease released; the assignment gives it back at
+    /// a later round.
+    private func recover(_ partition: Int) {
+        guard let owned = state.withLock({ $0.owned[partition] }) else { return }
+        if owned.worker.isConsistent {
+            _ = try? owned.worker.reopenInput()
+            return
+        }
+        owned.worker.stop(releasing: false)
+        let lease = owned.worker.lease
+        guard lease.isValid else {
+            drop(partition)
+            return
+        }
+        do {
+            let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
+                                                    configuration: configuration.engine, fences: configuration.fences,
+                                                    fenceBucket: fenceBucket)
+            state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: owned.lastTick, recordsSinceSnapshot: 0) }
+        } catch {
+            drop(partition)
+            try? lease.release()
+        }
+    }
+
+    /// Runs rounds on a thread of its own until ``stop(releasing:)``, and renews the leases and the
+    /// presence key on a timer; a round that fails is retried after a short pause (the cluster may be
+    /// electing a leader).
     public func start() {
+        let started = state.withLock { state -> Bool in
+            defer { state.running = true }
+            return !state.running
+        }
+        guard started else { return }
+        try? membership.announce()
+        renewer.start()
         let thread = Thread { [self] in
             while state.withLock({ $0.running }) {
                 do {
                     try runOnce()
+                    // Nothing to step: wait a little rather than ask the cluster in a tight loop.
+                    if state.withLock({ $0.owned.isEmpty }) { usleep(20_000) }
                 } catch {
                     usleep(100_000)
                 }
@@ -151,22 +272,21 @@ public final class ClusterWorker: @unchecked Sendable {
             done.signal()
         }
         thread.name = "perimeter cluster worker \(configuration.id)"
-        state.withLock {
-            $0.running = true
-            $0.thread = thread
-        }
         thread.start()
     }
 
-    /// Stops the rounds; with `releasing`, saves a snapshot of each partition and releases its lease
-    /// so another worker takes over at once (a graceful shutdown); without, the partitions are simply
-    /// abandoned, as by a crash, and the leases expire.
+    /// Stops the rounds; with `releasing`, leaves the membership, saves a snapshot of each partition
+    /// and releases its lease so other workers take over at once (a graceful shutdown); without, the
+    /// partitions and the presence key are simply abandoned, as by a crash, and expire after the lease
+    /// time.
     public func stop(releasing: Bool) {
         let wasRunning = state.withLock { state -> Bool in
             defer { state.running = false }
             return state.running
         }
         if wasRunning { done.wait() }
+        renewer.stop()
+        if releasing { try? membership.leave() }
         let owned = state.withLock { state -> [Owned] in
             defer { state.owned.removeAll() }
             return Array(state.owned.values)
@@ -177,11 +297,50 @@ public final class ClusterWorker: @unchecked Sendable {
         }
     }
 
+    private func drop(_ partition: Int) {
+        renewer.remove(partition)
+        _ = state.withLock { $0.owned.removeValue(forKey: partition) }
+    }
+
+    private func readMembershipIfDue() throws {
+        let due = state.withLock { state in
+            state.membershipReadAt.map { ContinuousClock.now - $0 >= configuration.membershipInterval } ?? true
+        }
+        guard due else { return }
+        let readAt = ContinuousClock.now
+        let members = try membership.members()
+        let assignment = PartitionAssignment.assign(partitions: layout.partitioning.count, workers: members)
+        state.withLock {
+            $0.members = members
+            $0.assignment = assignment
+            $0.membershipReadAt = readAt
+        }
+    }
+
+    /// Hands every owned partition that the assignment gives to another live worker over: a snapshot
+    /// (so the next owner replays little), then the release.
+    private func handOver() throws {
+        let (owned, assignment) = state.withLock { ($0.owned, $0.assignment ?? [:]) }
+        for (partition, entry) in owned.sorted(by: { $0.key < $1.key }) {
+            guard let target = assignment[partition], target != configuration.id else { continue }
+            let saved = try entry.worker.saveSnapshot(to: snapshots)
+            entry.worker.stop(releasing: saved)
+            drop(partition)
+            if saved { state.withLock { $0.handedOver += 1 } }
+        }
+    }
+
+    /// Takes the free partitions assigned to this worker, up to its maximum.
     private func acquire() throws {
-        let owned = Set(ownedPartitions)
-        guard owned.count < configuration.maxPartitions else { return }
-        for partition in 0..<layout.partitioning.count where !owned.contains(partition) {
-            guard ownedPartitions.count < configuration.maxPartitions else { return }
+        let (owned, assignment, due) = state.withLock { state in
+            (Set(state.owned.keys), state.assignment ?? [:],
+             state.acquiredAt.map { ContinuousClock.now - $0 >= ClusterWorker.acquireInterval } ?? true)
+        }
+        guard due, owned.count < configuration.maxPartitions else { return }
+        state.withLock { $0.acquiredAt = .now }
+        var count = owned.count
+        for partition in 0..<layout.partitioning.count where !owned.contains(partition) && assignment[partition] == configuration.id {
+            guard count < configuration.maxPartitions else { return }
             guard let lease = try PartitionLease.acquire(in: leases, partition: partition, owner: configuration.id,
                                                          duration: configuration.leaseDuration) else { continue }
             do {
@@ -189,6 +348,8 @@ public final class ClusterWorker: @unchecked Sendable {
                                                         configuration: configuration.engine, fences: configuration.fences,
                                                         fenceBucket: fenceBucket)
                 state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: .now, recordsSinceSnapshot: 0) }
+                renewer.add(lease)
+                count += 1
             } catch {
                 try? lease.release()
                 throw error

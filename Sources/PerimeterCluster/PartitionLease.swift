@@ -14,7 +14,9 @@ import Synchronization
 ///   successful write is younger than the lease time less a safety margin. A worker that cannot reach
 ///   the cluster therefore stops on its own before the key can expire and another worker can take over.
 ///
-/// Thread-safe: the worker's loop checks ``isValid`` while a timer renews.
+/// Thread-safe: the worker's loop checks ``isValid`` while a timer renews (``LeaseRenewer``). Writes —
+/// renewals and the release — are serialized, so two threads renewing at once cannot refuse each other's
+/// revision and lose the lease by mistake.
 public final class PartitionLease: @unchecked Sendable {
     /// The partition.
     public let partition: Int
@@ -24,9 +26,12 @@ public final class PartitionLease: @unchecked Sendable {
     public let duration: Duration
     private let bucket: KeyValueBucket
     private let state: Mutex<State>
+    /// Held across each write of the key (a network round trip), so writes go one at a time.
+    private let writing = NSLock()
 
     private struct State {
         var revision: UInt64
+        var writtenAt: ContinuousClock.Instant
         var validUntil: ContinuousClock.Instant
         var lost: Bool
     }
@@ -49,7 +54,8 @@ public final class PartitionLease: @unchecked Sendable {
         self.partition = partition
         self.owner = owner
         self.duration = duration
-        state = Mutex(State(revision: revision, validUntil: sentAt + duration * (1 - PartitionLease.safetyMargin), lost: false))
+        state = Mutex(State(revision: revision, writtenAt: sentAt, validUntil: sentAt + duration * (1 - PartitionLease.safetyMargin),
+                            lost: false))
     }
 
     /// Takes `partition` for `owner` if nobody holds it.
@@ -94,6 +100,8 @@ public final class PartitionLease: @unchecked Sendable {
     ///   ``isValid`` turns false, and a later renewal may still succeed.
     @discardableResult
     public func renew() throws(NATSError) -> Bool {
+        writing.lock()
+        defer { writing.unlock() }
         let (revision, valid) = state.withLock { ($0.revision, !$0.lost && ContinuousClock.now < $0.validUntil) }
         guard valid else {
             state.withLock { $0.lost = true }
@@ -104,6 +112,7 @@ public final class PartitionLease: @unchecked Sendable {
             let next = try bucket.update(PartitionLease.key(partition), Array(owner.utf8), expectedRevision: revision)
             state.withLock {
                 $0.revision = next
+                $0.writtenAt = sentAt
                 $0.validUntil = sentAt + duration * (1 - PartitionLease.safetyMargin)
             }
             return true
@@ -113,10 +122,24 @@ public final class PartitionLease: @unchecked Sendable {
         }
     }
 
+    /// Renews when a third of the lease time has passed since the last successful write (so a
+    /// holder has two more chances before it stops trusting the lease); otherwise only answers whether
+    /// it is still valid.
+    /// - Returns: whether the lease is still held and valid.
+    /// - Throws: ``NATSError`` when the cluster did not answer (see ``renew()``).
+    @discardableResult
+    public func renewIfDue() throws(NATSError) -> Bool {
+        let due = state.withLock { ContinuousClock.now - $0.writtenAt >= duration / 3 }
+        if due { return try renew() && isValid }
+        return isValid
+    }
+
     /// Gives the partition up at once (an empty value at the revision held, so a stale holder cannot
     /// release someone else's lease); the lease is lost afterwards. Quietly does nothing when the lease
     /// was lost already.
     public func release() throws(NATSError) {
+        writing.lock()
+        defer { writing.unlock() }
         let (revision, lost) = state.withLock { ($0.revision, $0.lost) }
         state.withLock { $0.lost = true }
         guard !lost else { return }

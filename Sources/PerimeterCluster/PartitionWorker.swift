@@ -8,7 +8,8 @@ import PerimeterNATS
 /// (docs/cluster.md, "The parts").
 ///
 /// Each ``step(maxMessages:wait:)``:
-/// 1. renews the lease when a third of the lease time has passed, and stops when it is no longer valid;
+/// 1. renews the lease when a third of the lease time has passed (unless a ``LeaseRenewer`` did), and
+///    stops when it is no longer valid;
 /// 2. fetches up to `maxMessages` input records and applies them in stream order (updates to
 ///    ``DetectionEngine/process(_:into:)``, ticks to ``DetectionEngine/advance(to:holding:into:)``);
 /// 3. checks the lease again — a worker that lost it publishes nothing more — and publishes the
@@ -61,6 +62,12 @@ public final class PartitionWorker: @unchecked Sendable {
     public private(set) var lastMalformed: InputRecordError?
     /// Whether the worker has stopped (lease lost).
     public private(set) var stopped = false
+    /// Whether the engine holds exactly the input up to ``inputSequence`` with its events published:
+    /// `false` after a step that failed between fetching and publishing (the engine is ahead). Such a
+    /// worker cannot continue from where it is; its owner builds a new one from the latest snapshot
+    /// (``resume(jetStream:layout:lease:snapshots:configuration:fences:fenceBucket:)``), whose replay
+    /// publishes the missing events.
+    public private(set) var isConsistent = true
     /// The last fence revision applied (0: none from the fences bucket).
     public private(set) var fenceRevision: UInt64
     private var snapshotRevision: UInt64?
@@ -69,11 +76,10 @@ public final class PartitionWorker: @unchecked Sendable {
 
     private let jetStream: JetStream
     private let layout: ClusterLayout
-    private let consumer: PullConsumer
+    private var consumer: PullConsumer
     private let fences: FenceFeed?
     private var lastEventSequence: UInt64
     private var lastTickSequence: UInt64
-    private var renewedAt = ContinuousClock.now
 
     /// A worker for `lease`'s partition that continues `engine` from input sequence `startSequence`
     /// (1: from the beginning; a snapshot's covered sequence + 1 after a restore). With `fences`, the
@@ -103,6 +109,7 @@ public final class PartitionWorker: @unchecked Sendable {
         guard try holdsLease() else { return stop() }
         let messages = try consumer.fetch(max: maxMessages, timeout: wait)
         if messages.isEmpty { return .idle }
+        isConsistent = false
         var events: [GeofenceEvent] = []
         for message in messages {
             do {
@@ -116,7 +123,23 @@ public final class PartitionWorker: @unchecked Sendable {
         guard try holdsLease() else { return stop() }
         guard try publish(events) else { return stop() }
         inputSequence = messages.last!.sequence
+        isConsistent = true
         return .processed(records: messages.count, events: events.count)
+    }
+
+    /// Replaces the input consumer with a new one from the sequence after ``inputSequence``. An
+    /// ephemeral consumer lives on one server of the cluster: when that server dies, its fetches find
+    /// nothing, which looks like an idle partition — the owner reopens the input of a partition that has
+    /// been idle for a while.
+    /// - Returns: `false` when it cannot (stopped, or not ``isConsistent``: rebuild from a snapshot).
+    @discardableResult
+    public func reopenInput() throws(NATSError) -> Bool {
+        guard !stopped, isConsistent else { return false }
+        let next = try jetStream.pullConsumer(stream: layout.inputStream, filterSubject: layout.inputFilter(partition),
+                                              startSequence: inputSequence + 1)
+        consumer.close()
+        consumer = next
+        return true
     }
 
     /// Stops: the consumer is closed and every later ``step(maxMessages:wait:)`` answers
@@ -155,7 +178,6 @@ public final class PartitionWorker: @unchecked Sendable {
                     stop(releasing: false)
                     return false
                 }
-                renewedAt = .now
                 lastTickSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.inputStream, subject: layout.tickSubject(partition))
             }
         }
@@ -194,7 +216,6 @@ public final class PartitionWorker: @unchecked Sendable {
                 // Someone else saved one: a new owner (then our renewal fails), or a stale one.
                 snapshotRevision = nil
                 guard lease.isValid, try lease.renew() else { return stop() != .leaseLost }
-                renewedAt = .now
             }
         }
         return false
@@ -250,19 +271,16 @@ public final class PartitionWorker: @unchecked Sendable {
         }
     }
 
-    /// Whether the lease still holds, renewing it when a third of its time has passed.
+    /// Whether the lease still holds, renewing it when a third of its time has passed (a no-op when a
+    /// ``LeaseRenewer`` keeps it fresh).
     private func holdsLease() throws(NATSError) -> Bool {
         if stopped || !lease.isValid { return false }
-        if ContinuousClock.now - renewedAt >= lease.duration / 3 {
-            do {
-                guard try lease.renew() else { return false }
-                renewedAt = .now
-            } catch {
-                // Unreachable for now: the lease holds until isValid says otherwise.
-                return lease.isValid
-            }
+        do {
+            return try lease.renewIfDue()
+        } catch {
+            // Unreachable for now: the lease holds until isValid says otherwise.
+            return lease.isValid
         }
-        return true
     }
 
     /// Publishes `events` (in order) until each is stored or known to be; `false` when the lease is lost.
@@ -294,7 +312,6 @@ public final class PartitionWorker: @unchecked Sendable {
             if refused {
                 // Someone else wrote here: a new owner (then our renewal fails) or a stale one.
                 guard lease.isValid, try lease.renew() else { return false }
-                renewedAt = .now
             } else if attempts >= 5 || !lease.isValid {
                 throw failure!
             }

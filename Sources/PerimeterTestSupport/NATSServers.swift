@@ -112,11 +112,12 @@ public final class NATSServer: @unchecked Sendable {
         NATSServer.registry.add(process.processIdentifier, folder: folder)
     }
 
-    /// Waits (at most `seconds`) until the server accepts clients.
-    func waitUntilReady(seconds: Double = 30) throws {
+    /// Waits (at most `seconds`) until the server accepts clients: its log says so after the first
+    /// `logOffset` characters (the log of an earlier run of the same server comes before).
+    func waitUntilReady(seconds: Double = 30, logOffset: Int = 0) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if log.contains("Server is ready") { return }
+            if log.dropFirst(logOffset).contains("Server is ready") { return }
             if let process = lock.withLock({ self.process }), !process.isRunning {
                 throw NATSServerError("nats-server \(name) exited during start-up:\n\(log)")
             }
@@ -152,8 +153,9 @@ public final class NATSServer: @unchecked Sendable {
     /// Starts the stopped or killed server again on the same ports and store.
     public func restart() throws {
         stop()
+        let offset = log.count
         try launch()
-        try waitUntilReady()
+        try waitUntilReady(logOffset: offset)
     }
 
     /// A TCP port on 127.0.0.1 that was free a moment ago.

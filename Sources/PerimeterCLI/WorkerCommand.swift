@@ -1,0 +1,124 @@
+import Foundation
+import PerimeterCluster
+import PerimeterNATS
+
+/// `perimeter worker --nats URLS`: one worker of a cluster (docs/cluster.md) — holds the engine for the
+/// partitions the cluster's assignment gives it, until SIGINT or SIGTERM.
+struct WorkerCommand {
+    static let help = """
+    Usage: perimeter worker --nats URL[,URL...] [--id ID] [--partitions N] [--replicas N] [--lease SECONDS]
+                            [--prefix NAME] [--lateness SECONDS] [--max-partitions N]
+
+    Runs one worker of a Perimeter cluster on NATS JetStream (docs/cluster.md): it announces itself, takes
+    the partitions the cluster's assignment gives it (their latest snapshot, then the input after it),
+    publishes their events, and hands partitions over as workers join or leave. It prints the partitions
+    it owns whenever they change. SIGTERM or Ctrl-C stops gracefully: a snapshot of each partition, then
+    its lease is released so another worker continues at once. Every process of one cluster must be given
+    the same --partitions, --replicas, --lease and --prefix.
+
+    Options:
+      --nats URL[,URL...]    NATS servers to connect to (required; e.g. nats://127.0.0.1:4222). Repeatable.
+      --id ID                This worker's id, unique in the cluster (default: HOSTNAME-PID).
+      --partitions N         Device partitions of the cluster (default 64; fixed for the life of its streams).
+      --replicas N           Copies of every stream and bucket (default 1; 3 on a three-server cluster).
+      --lease SECONDS        Lease time: how long a crashed worker's partitions wait before another takes
+                             them (default 10).
+      --prefix NAME          Subject prefix of the cluster's streams and buckets (default perimeter; letters,
+                             digits, '-' and '_').
+      --lateness SECONDS     L of the live-service rules: each partition's clock ticks to now - L and holds
+                             the devices heard from within L (default 5).
+      --max-partitions N     The most partitions this worker holds (default: all).
+      -h, --help             Show this help.
+    """
+
+    var urls: [String]
+    var layout: ClusterLayout
+    var replicas: Int
+    var configuration: ClusterWorker.Configuration
+
+    init?(_ arguments: [String]) throws {
+        var args = Arguments(arguments, command: "worker")
+        if args.wantsHelp() { return nil }
+        urls = try args.options("nats").flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        guard !urls.isEmpty else { throw CommandLineError.usage("worker: --nats URL is required (the NATS servers of the cluster)") }
+        if let bad = urls.first(where: { $0.isEmpty || !$0.contains(":") }) {
+            throw CommandLineError.usage("worker: --nats needs URLs like nats://HOST:PORT, not '\(bad)'")
+        }
+        let id = try args.option("id") ?? "\(ProcessInfo.processInfo.hostName)-\(getpid())"
+        guard !id.isEmpty else { throw CommandLineError.usage("worker: --id must not be empty") }
+        let partitions = try WorkerCommand.integer(&args, "partitions", in: 1...65_536) ?? 64
+        replicas = try WorkerCommand.integer(&args, "replicas", in: 1...5) ?? 1
+        let lease = try args.number("lease", in: 1...3600) ?? 10
+        let prefix = try args.option("prefix") ?? "perimeter"
+        guard !prefix.isEmpty, prefix.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+                                                        || (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) })
+        else {
+            throw CommandLineError.usage("worker: --prefix must be letters, digits, '-' and '_', not '\(prefix)'")
+        }
+        let lateness = try args.number("lateness", in: 0...86_400) ?? 5
+        let maxPartitions = try WorkerCommand.integer(&args, "max-partitions", in: 1...65_536) ?? partitions
+        try args.finish()
+        layout = ClusterLayout(prefix: prefix, partitioning: DevicePartitioning(count: partitions)!)
+        configuration = ClusterWorker.Configuration(id: id, leaseDuration: .milliseconds(Int64(lease * 1000)),
+                                                    maxPartitions: maxPartitions, allowedLateness: .milliseconds(Int64(lateness * 1000)))
+    }
+
+    /// `--name N` as a whole number within `range`.
+    private static func integer(_ args: inout Arguments, _ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let value = try args.number(name, in: Double(range.lowerBound)...Double(range.upperBound)) else { return nil }
+        guard value == value.rounded() else {
+            throw CommandLineError.usage("worker: --\(name) must be a whole number, not \(value)")
+        }
+        return Int(value)
+    }
+
+    static func run(_ arguments: [String], console: Console) throws -> Int32 {
+        guard let command = try WorkerCommand(arguments) else {
+            console.print(help)
+            return 0
+        }
+        let id = command.configuration.id
+        let resources: ClusterResources
+        do {
+            let connection = try NATSConnection(urls: command.urls, name: "perimeter worker \(id)")
+            resources = try ClusterResources.open(on: try JetStream(connection), layout: command.layout, replicas: command.replicas,
+                                                  leaseDuration: command.configuration.leaseDuration)
+        } catch {
+            // 69: the service (the NATS cluster) is unavailable or refuses this cluster's configuration.
+            console.complain("worker: cannot open the cluster at \(command.urls.joined(separator: ",")): \(error)")
+            return 69
+        }
+        let signals = StopSignals()
+        defer { signals.restore() }
+        let worker = ClusterWorker(resources: resources, configuration: command.configuration)
+        worker.start()
+        console.print("perimeter: worker \(id) on \(command.urls.joined(separator: ",")) (\(command.layout.partitioning.count) partitions, prefix \(command.layout.prefix), lease \(format(command.configuration.leaseDuration))); SIGTERM or Ctrl-C stops gracefully")
+        var owned: [Int] = []
+        while !signals.wait(until: .now() + .milliseconds(200)) {
+            let now = worker.ownedPartitions
+            if now != owned {
+                console.print(ownership(id: id, now: now, before: owned))
+                owned = now
+            }
+        }
+        console.print("perimeter: worker \(id) stopping: a snapshot and the release of \(worker.ownedPartitions.count) partitions")
+        worker.stop(releasing: true)
+        console.print("perimeter: worker \(id) stopped")
+        return 0
+    }
+
+    /// `perimeter: worker ID owns N partitions: 0,2,5 (+5 -3)` — the line a change of ownership prints.
+    static func ownership(id: String, now: [Int], before: [Int]) -> String {
+        let added = Set(now).subtracting(before).sorted(), removed = Set(before).subtracting(now).sorted()
+        var change: [String] = []
+        if !added.isEmpty { change.append("+" + added.map(String.init).joined(separator: ",")) }
+        if !removed.isEmpty { change.append("-" + removed.map(String.init).joined(separator: ",")) }
+        return "perimeter: worker \(id) owns \(now.count) partition\(now.count == 1 ? "" : "s"): "
+            + (now.isEmpty ? "none" : now.map(String.init).joined(separator: ",")) + " (" + change.joined(separator: " ") + ")"
+    }
+
+    private static func format(_ duration: Duration) -> String {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+}
