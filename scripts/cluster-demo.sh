@@ -6,12 +6,13 @@
 #
 # Usage: scripts/cluster-demo.sh [PERIMETER_BINARY]   (default .build/release/perimeter)
 # Environment: DEMO_PORT (API node, default 8080; 0 picks a free one), DEMO_TIME_SCALE (default 25),
-#              DEMO_EXIT_AFTER (seconds, default: run until Ctrl-C).
+#              DEMO_EXIT_AFTER (seconds, default: run until Ctrl-C), DEMO_WORKERS (default 2).
 set -euo pipefail
 
 BIN=${1:-.build/release/perimeter}
 PORT=${DEMO_PORT:-8080}
 SCALE=${DEMO_TIME_SCALE:-25}
+WORKERS=${DEMO_WORKERS:-2}
 NATS=${NATS_SERVER:-$(command -v nats-server || true)}
 [ -x "$BIN" ] || { echo "cluster-demo: $BIN is not built (make build)" >&2; exit 1; }
 [ -n "$NATS" ] || { echo "cluster-demo: nats-server is not installed (make deps)" >&2; exit 1; }
@@ -73,39 +74,45 @@ for attempt in $(seq 1 15); do
 done
 PIDS+=($API_PID)
 PORT=$(grep -o 'serving http://127.0.0.1:[0-9]*' "$WORK/api.log" | sed 's/.*://')
-for w in 1 2; do
-    "$BIN" worker "${CLUSTER_FLAGS[@]}" > "$WORK/worker-$w.log" 2>&1 & PIDS+=($!)
+WORKER_PIDS=()
+for w in $(seq 1 "$WORKERS"); do
+    "$BIN" worker "${CLUSTER_FLAGS[@]}" > "$WORK/worker-$w.log" 2>&1 & WORKER_PIDS+=($!); PIDS+=($!)
 done
 sleep 1
-for w in 1 2; do
-    kill -0 "${PIDS[$((3 + w))]}" 2>/dev/null || { echo "cluster-demo: worker-$w exited:" >&2; cat "$WORK/worker-$w.log" >&2; exit 1; }
+for w in $(seq 1 "$WORKERS"); do
+    kill -0 "${WORKER_PIDS[$((w - 1))]}" 2>/dev/null || { echo "cluster-demo: worker-$w exited:" >&2; cat "$WORK/worker-$w.log" >&2; exit 1; }
 done
-echo "cluster-demo: 2 workers and 1 API node running" >&2
+echo "cluster-demo: $WORKERS workers and 1 API node running" >&2
 
 API="http://127.0.0.1:$PORT"
 "$BIN" demo --export "$WORK/demo" > /dev/null
-curl -sf -X POST -H 'Content-Type: application/geo+json' --data-binary "@$WORK/demo/demo-fences.geojson" "$API/v1/fences" > /dev/null \
-    || { echo "cluster-demo: the API node refused the demo's fences" >&2; exit 1; }
+post() {  # PATH FILE WHAT
+    local status
+    status=$(curl -s -o "$WORK/answer.json" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary "@$2" "$API$1")
+    case "$status" in 2??) ;; *) echo "cluster-demo: the API node refused $3 ($status):" >&2; cat "$WORK/answer.json" >&2; echo >&2; exit 1 ;; esac
+}
+post /v1/fences "$WORK/demo/demo-fences.geojson" "the demo's fences"
 # The workers apply fence changes at their partitions' next tick (a quarter second).
 sleep 1
 
 # The events, as the API node reports them (from the cluster's events stream).
-curl -sN "$API/v1/events/stream" | python3 -u -c '
+cat > "$WORK/print-events.py" <<'PY'
 import json, sys
 for line in sys.stdin:
     if line.startswith("data: "):
         e = json.loads(line[6:])
-        if "type" in e and "fenceId" in e:
-            print(f"{e[\"time\"]}  {e[\"type\"]:<6} {e.get(\"fenceName\") or e[\"fenceId\"]:<28} {e[\"deviceId\"]}  (event {e[\"sequence\"]})", flush=True)
-' & PIDS+=($!)
+        if "fenceId" in e:
+            fence = e.get("fenceName") or e["fenceId"]
+            print(f"{e['time']}  {e['type']:<6} {fence:<28} {e['deviceId']}  (event {e['sequence']})", flush=True)
+PY
+curl -sN "$API/v1/events/stream" | python3 -u "$WORK/print-events.py" & PIDS+=($!)
 
 python3 - "$WORK/demo/demo-route.geojson" "$SCALE" > "$WORK/drive.json" <<'PY'
 import json, sys
 route = json.load(open(sys.argv[1]))
 print(json.dumps({"deviceId": "van-7", "path": route, "speed": 12, "interval": 1, "timeScale": float(sys.argv[2])}))
 PY
-curl -sf -X POST -H 'Content-Type: application/json' --data-binary "@$WORK/drive.json" "$API/v1/simulations" > /dev/null \
-    || { echo "cluster-demo: the API node refused the drive" >&2; exit 1; }
+post /v1/simulations "$WORK/drive.json" "the drive"
 echo "cluster-demo: the van drives (time scale $SCALE). Map: $API/   Events: $API/v1/events   Ctrl-C stops everything." >&2
 
 if [ -n "${DEMO_EXIT_AFTER:-}" ]; then sleep "$DEMO_EXIT_AFTER"; else while true; do sleep 3600; done; fi

@@ -179,4 +179,23 @@ struct APINodeTests {
         #expect(try client.request("GET", "/v1/fences/lake").status == 404)
         #expect(try client.request("GET", "/v1/fences/park").status == 200)
     }
+
+    /// A simulated drive started on the API node goes through the relay too (its synchronous path):
+    /// the worker's entry comes back into the node's log.
+    @Test func aSimulatedDriveOnTheNodeReachesTheWorker() async throws {
+        let node = try Node()
+        defer { node.stop() }
+        try await Self.poll(timeout: .seconds(20)) { node.worker.ownedPartitions.count == 4 }
+        let client = try TestClient(port: node.server.port)
+        #expect(try client.request("PUT", "/v1/fences/park", body: Array(T.square(name: "Park").utf8)).status == 201)
+        try await Task.sleep(for: .milliseconds(800))
+        let drive: JSONValue = ["deviceId": "sim", "speed": 1000, "interval": 10, "timeScale": 10_000,
+                                "path": ["type": "LineString", "coordinates": [[-110.5, 45.2], [-110.5, 44.6]]]]
+        #expect(try client.request("POST", "/v1/simulations", body: Array(T.json(drive).utf8)).status == 201)
+        let events = try await Self.events(port: node.server.port, count: 1, timeout: .seconds(20))
+        #expect(events.map { $0["type"] } == ["entry"])
+        #expect(events.first?["deviceId"] == "sim")
+        let status = T.parse(try client.request("GET", "/v1/devices/sim").body)
+        #expect(status["inside"]?.arrayValue?.map { $0["fenceId"] } == ["park"])
+    }
 }
