@@ -68,7 +68,7 @@ public struct ClusterBench: Sendable {
             report.add(Section.latency, "p99", p99 * 1000, "ms", higherIsBetter: false, note: "\(count) updates")
             let failover = try failover(js: js, fences: fences)
             report.add(Section.failover, "crash → all \(partitions) partitions owned again", failover, "s", higherIsBetter: false,
-                       note: "lease \(failoverLease); expected about the lease time plus a poll")
+                       note: "lease \(failoverLease); at most the lease time plus a round (the lease runs from its last renewal)")
             report.note("cluster: one nats-server (R1) and the workers in this process on a shared machine: the figures are rough, a floor for a worker with a machine of its own")
         } catch {
             report.note("cluster: failed: \(error)")
