@@ -24,7 +24,7 @@ BIN := .build/release/perimeter
 # The tests and benchmarks find the project's Python tools (schemathesis, Shapely) here first.
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: deps check-architecture build test demo demo-offline bench bench-deps bench-smoke bench-shards hostile soak clean fuzz test-asan test-tsan
+.PHONY: deps check-architecture build test demo demo-offline cluster-demo bench bench-deps bench-smoke bench-shards hostile soak clean fuzz test-asan test-tsan
 
 deps:
 	@scripts/deps.sh
@@ -43,6 +43,11 @@ test: deps check-architecture
 # The live demo (docs/server.md, "The live demo"), e.g. `make demo DEMO_ARGS="--port 0 --time-scale 100"`.
 demo: deps build
 	$(BIN) demo --serve $(DEMO_ARGS)
+
+# The demo on a local cluster (docs/cluster.md): 3 NATS servers (R3), 2 workers, 1 API node on loopback;
+# prints the events and the map URL; Ctrl-C stops everything. E.g. `make cluster-demo DEMO_PORT=0`.
+cluster-demo: deps build
+	scripts/cluster-demo.sh $(BIN)
 
 demo-offline: deps build
 	@mkdir -p out

@@ -74,13 +74,14 @@ let package = Package(
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .target(name: "PerimeterNATS", dependencies: ["CNATS"]),
         .target(name: "PerimeterCluster", dependencies: [
-            "PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
+            "PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry", "PerimeterService",
         ]),
 
         // MARK: Benchmarks (make bench, make bench-smoke; docs/benchmarks.md).
         .target(name: "PerimeterBenchmarks", dependencies: [
             "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterIndex", "PerimeterFences", "PerimeterEngine",
-            "PerimeterService", "PerimeterSQLite", "PerimeterWebhooks", "PerimeterServer",
+            "PerimeterService", "PerimeterSQLite", "PerimeterWebhooks", "PerimeterServer", "PerimeterNATS", "PerimeterCluster",
+            "PerimeterTestSupport",
         ], path: "Benchmarks/PerimeterBenchmarks"),
         .executableTarget(name: "perimeter-bench", dependencies: ["PerimeterBenchmarks"], path: "Benchmarks/perimeter-bench"),
 
@@ -113,7 +114,7 @@ let package = Package(
         .testTarget(name: "PerimeterServerTests", dependencies: [
             "PerimeterTestSupport", "PerimeterServer", "PerimeterWebhooks", "PerimeterHTTP", "PerimeterCrypto", "PerimeterService",
             "PerimeterSQLite", "CSQLite",
-            "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry",
+            "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON", "PerimeterGeometry", "PerimeterCluster", "PerimeterNATS",
         ]),
         .testTarget(name: "PerimeterWebhookTests", dependencies: [
             "PerimeterTestSupport", "PerimeterWebhooks", "PerimeterHTTPClient", "PerimeterCrypto", "PerimeterService",

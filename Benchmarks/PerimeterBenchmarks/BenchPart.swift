@@ -22,6 +22,8 @@ public enum BenchPart: String, CaseIterable, Sendable {
     case scaling
     /// Batch throughput with 1 … N engine shards (`ShardBench`); needs unpinned cores.
     case shards
+    /// The cluster on NATS JetStream (`ClusterBench`): updates/s with 1 and 2 workers, latency, failover.
+    case cluster
 
     /// Whether this part needs `engine` to run first in the same run.
     public var needsEngine: Bool { self == .peers || self == .service }

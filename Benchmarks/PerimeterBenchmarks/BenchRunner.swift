@@ -113,6 +113,9 @@ public enum BenchRunner {
             ShardBench(workload: workload, runs: options.smoke ? 1 : 3,
                        maximumShards: ProcessInfo.processInfo.activeProcessorCount).run(into: &report)
         }
+        if parts.contains(.cluster) {
+            ClusterBench(smoke: options.smoke).run(into: &report)
+        }
         report.context.append(("duration", String(format: "%.0f s", Measure.wallSeconds() - t0)))
 
         try report.json().write(to: out.appendingPathComponent("results.json"), atomically: true, encoding: .utf8)

@@ -1,4 +1,5 @@
 import Foundation
+import PerimeterCluster
 import PerimeterServer
 import PerimeterService
 import PerimeterWebhooks
@@ -61,16 +62,55 @@ struct ServeCommand {
                              Present this client certificate (PEM) to https webhook receivers (mutual TLS).
       --webhook-client-key FILE
                              Its private key (PEM, unencrypted), unless FILE of --webhook-client-cert holds it.
+
+    Cluster (docs/cluster.md, "The API node"): with --nats the server is a stateless API node of a cluster.
+    Updates go to the cluster's input stream, fences to its fences bucket, and the events the workers
+    (perimeter worker --nats …) produce come back from its events stream into /v1/events, the stream and
+    webhooks; device status is derived from those events. No database (--db is refused); the same
+    --partitions, --replicas, --lease and --prefix as the workers.
+      --nats URL[,URL…]      NATS servers of the cluster (any one is enough to connect; all are used to reconnect).
+      --partitions N         Partitions of the device space (default 64; fixed for the life of the streams).
+      --replicas N           Copies of every stream and bucket (default 1; 3 on a three-server cluster).
+      --lease SECONDS        Partition lease time of the workers (default 10; every process the same).
+      --prefix NAME          Subject prefix and stream/bucket names of the cluster (default perimeter).
       -h, --help             Show this help.
     """
 
     var configuration: ServerConfiguration
     var fences: String?
+    /// With `--nats`: the cluster to relay to.
+    var cluster: ClusterFlags?
+
+    /// The cluster flags, named as `perimeter worker`'s.
+    struct ClusterFlags {
+        var urls: [String]
+        var layout: ClusterLayout
+        var replicas: Int
+        var lease: Duration
+    }
 
     init?(_ arguments: [String]) throws {
         var args = Arguments(arguments, command: "serve")
         if args.wantsHelp() { return nil }
-        var configuration = ServerConfiguration(databasePath: try args.option("db") ?? "perimeter.sqlite")
+        let database = try args.option("db")
+        var configuration = ServerConfiguration(databasePath: database ?? "perimeter.sqlite")
+        if let urls = try args.option("nats") {
+            guard database == nil else {
+                throw CommandLineError.usage("serve: --db and --nats exclude each other: an API node keeps no database (its events come from the cluster)")
+            }
+            let list = urls.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !list.isEmpty else { throw CommandLineError.usage("serve: --nats needs at least one URL, e.g. nats://127.0.0.1:4222") }
+            let prefix = try args.option("prefix") ?? "perimeter"
+            guard ClusterLayout.isValidPrefix(prefix) else {
+                throw CommandLineError.usage("serve: --prefix '\(prefix)' must be one word of ASCII letters, digits, '-' and '_'")
+            }
+            let partitions = Int(try args.number("partitions", in: 1...65_536) ?? 64)
+            let replicas = Int(try args.number("replicas", in: 1...5) ?? 1)
+            let lease = try args.number("lease", in: 1...3600) ?? 10
+            cluster = ClusterFlags(urls: list, layout: ClusterLayout(prefix: prefix, partitioning: DevicePartitioning(count: partitions)!),
+                                   replicas: replicas, lease: .milliseconds(Int64(lease * 1000)))
+            configuration.databasePath = nil
+        }
         configuration.address = try args.option("bind") ?? "127.0.0.1"
         configuration.port = UInt16(try args.number("port", in: 0...65_535) ?? 8080)
         let threads = try args.number("threads", in: 1...256).map(Int.init)
@@ -130,12 +170,35 @@ struct ServeCommand {
             return 0
         }
         let preload = try command.fences.map { try InputFiles.bytes($0, what: "fence file") }
+        var configuration = command.configuration
+        var relay: ClusterRelay?
+        if let cluster = command.cluster {
+            let resources: ClusterResources
+            do {
+                resources = try ClusterResources.connect(urls: cluster.urls, name: "perimeter serve", layout: cluster.layout,
+                                                         replicas: cluster.replicas, leaseDuration: cluster.lease)
+            } catch {
+                throw CommandLineError.usage("serve: cannot open the cluster at \(cluster.urls.joined(separator: ",")): \(error)")
+            }
+            relay = ClusterRelay(resources: resources)
+            configuration.relay = relay
+        }
         let server: PerimeterServer
         switch Result(catching: { () throws(ServerError) -> PerimeterServer in
-            try PerimeterServer(configuration: command.configuration)
+            try PerimeterServer(configuration: configuration)
         }) {
         case .success(let started): server = started
         case .failure(let error): throw CommandLineError.usage("serve: \(error.message)")
+        }
+        if let relay, let cluster = command.cluster {
+            do {
+                try relay.start(service: server.service)
+            } catch {
+                server.stop()
+                relay.stop()
+                throw CommandLineError.usage("serve: cannot read the cluster's fences and events: \(error)")
+            }
+            console.print("perimeter: API node of cluster '\(cluster.layout.prefix)' at \(cluster.urls.joined(separator: ",")) (\(cluster.layout.partitioning.count) partitions, \(cluster.replicas) replica\(cluster.replicas == 1 ? "" : "s")); \(relay.eventSequence) events read")
         }
         if let preload, let path = command.fences {
             switch Result(catching: { () throws(Problem) -> Int in try server.api.importFeatures(preload) }) {
@@ -146,11 +209,11 @@ struct ServeCommand {
                 throw CommandLineError.data("serve: \(path): \(problem.detail)")
             }
         }
-        let configuration = command.configuration
         let host = configuration.address.contains(":") ? "[\(configuration.address)]" : configuration.address
         console.print("perimeter: serving http://\(host):\(server.port)/ (database \(configuration.databasePath ?? "in memory"), \(configuration.api.tokens.count) token\(configuration.api.tokens.count == 1 ? "" : "s")); SIGTERM or Ctrl-C stops")
         server.runUntilSignalled()
-        console.print("perimeter: stopped; store flushed")
+        relay?.stop()
+        console.print(relay == nil ? "perimeter: stopped; store flushed" : "perimeter: stopped")
         return 0
     }
 }

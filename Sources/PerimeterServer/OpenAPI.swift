@@ -81,6 +81,8 @@ public enum OpenAPI {
             "Device": ["type": "object", "required": ["deviceId", "lastUpdateTime", "consent", "inside"], "properties": [
                 "deviceId": ["type": "string"], "lastUpdateTime": ["type": "string", "format": "date-time"],
                 "consent": ["type": "boolean"],
+                "derivedFrom": ["type": "string", "enum": ["events"],
+                                "description": "present on an API node of a cluster: the status follows the events the node logged"],
                 "inside": ["type": "array", "items": ["type": "object", "properties": [
                     "fenceId": ["type": "string"], "since": ["type": "string", "format": "date-time"],
                     "visitId": ["type": "string"], "dwellFired": ["type": "boolean"], "fenceName": ["type": "string"],

@@ -6,7 +6,8 @@ import PerimeterService
 
 extension PerimeterAPI {
     /// `GET /v1/devices/{id}`: the fences the device is inside, since when, whether dwell fired; 404 for
-    /// a device never seen.
+    /// a device never seen. On an API node of a cluster the answer is derived from the events the node
+    /// logged and the updates it relayed (`"derivedFrom": "events"`; docs/cluster.md, "The API node").
     func getDevice(_ id: String) throws(Problem) -> HTTPResponse {
         let status: DeviceStatus
         do throws(GeofencingError) {
@@ -27,8 +28,10 @@ extension PerimeterAPI {
             if let name = ((try? service.fence(id: presence.fence)) ?? nil)?.name { item["fenceName"] = .string(name) }
             return .object(item)
         }
-        return Self.json(["deviceId": .string(id), "lastUpdateTime": .string(RFC3339.string(from: last)),
-                          "consent": .bool(status.isConsentGiven), "inside": .array(inside)])
+        var document: [String: JSONValue] = ["deviceId": .string(id), "lastUpdateTime": .string(RFC3339.string(from: last)),
+                                             "consent": .bool(status.isConsentGiven), "inside": .array(inside)]
+        if status.isDerivedFromEvents { document["derivedFrom"] = "events" }
+        return Self.json(.object(document))
     }
 
     /// `DELETE /v1/devices/{id}[?exits=true]`: forgets the device (presence, timers, option state); with

@@ -41,6 +41,9 @@ public final class PerimeterServer: Sendable {
             throw ServerError(
                 "refusing to listen on \(configuration.address) without any token: anyone could read and change the fences. Add --token NAME:SCOPES:SECRET (or --token-file), or bind 127.0.0.1")
         }
+        guard configuration.relay == nil || configuration.databasePath == nil else {
+            throw ServerError("an API node of a cluster keeps no database: its event log is read from the cluster's events stream; leave out the database")
+        }
         self.configuration = configuration
         let service: GeofencingService
         var storeSize: @Sendable () -> Int64? = { nil }
@@ -63,7 +66,8 @@ public final class PerimeterServer: Sendable {
                     return total
                 }
             } else {
-                service = GeofencingService(clock: configuration.clock, tickInterval: configuration.tickInterval)
+                service = GeofencingService(clock: configuration.clock, tickInterval: configuration.tickInterval,
+                                            relay: configuration.relay)
             }
             var options = configuration.options
             if configuration.commitInterval != nil { options.durability = .everyUpdates(10_000) }

@@ -38,6 +38,10 @@ public struct ServerConfiguration: Sendable {
     /// --allow-private-webhooks`; tests, private deployments). Off by default: the SSRF guard
     /// (docs/webhooks.md) refuses such targets at registration and at every delivery.
     public var allowPrivateWebhookTargets: Bool
+    /// Where detection is handed over when the workers of a cluster run the engine (`perimeter serve
+    /// --nats`; docs/cluster.md, "The API node"), or `nil` for the embedded engine. With a relay the
+    /// server keeps no file: ``databasePath`` must be `nil` (its event log is rebuilt from the cluster).
+    public var relay: (any DetectionRelay)?
     /// Where the service reads live time (``GeofencingOptions/TimeModel/live``); the system clock by
     /// default. Tests inject a ``ManualClock`` (then also set `tickInterval` to `nil` and tick by hand).
     public var clock: any GeofencingClock

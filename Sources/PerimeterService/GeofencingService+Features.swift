@@ -18,6 +18,15 @@ extension GeofencingService {
     ///
     /// - Complexity: O(total vertices) for the index rebuild, once.
     public func addFeatures(_ features: [GeoJSON.Feature]) throws(GeofencingError) {
+        if let relay {
+            try checkFeatures(features)
+            try relay.relayFences(upserted: features, removed: [])
+        }
+        try applyFeatures(features)
+    }
+
+    /// Adds or replaces `features` in this service only (``addFeatures(_:)`` without the relay).
+    func applyFeatures(_ features: [GeoJSON.Feature]) throws(GeofencingError) {
         let ticket = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> UInt64? in
             let options = try c.configured()
             var fences: [Fence] = []
@@ -97,6 +106,13 @@ extension GeofencingService {
 
     /// Stops monitoring every feature.
     public func clearFeatures() throws(GeofencingError) {
+        if let relay {
+            let all = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> [FenceID] in
+                _ = try c.configured()
+                return c.orderedFenceIDs
+            }
+            if !all.isEmpty { try relay.relayFences(upserted: [], removed: all) }
+        }
         let ticket = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> UInt64? in
             _ = try c.configured()
             c.engine.removeAllFences()
@@ -112,7 +128,18 @@ extension GeofencingService {
         }
     }
 
-    private func removeFeatures(where predicate: (Fence) -> Bool) throws(GeofencingError) -> Int {
+    func removeFeatures(relaying: Bool = true, where predicate: (Fence) -> Bool) throws(GeofencingError) -> Int {
+        // With a relay, the fences it removed count: the relay's watcher may apply the removal to this
+        // service before the lines below do.
+        var relayed = 0
+        if relaying, let relay {
+            let doomed = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> [FenceID] in
+                _ = try c.configured()
+                return c.engine.fenceSet.fences.filter(predicate).map(\.id)
+            }
+            if !doomed.isEmpty { try relay.relayFences(upserted: [], removed: doomed) }
+            relayed = doomed.count
+        }
         let (count, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (Int, UInt64?) in
             _ = try c.configured()
             let doomed = c.engine.fenceSet.fences.filter(predicate).map(\.id)
@@ -130,7 +157,7 @@ extension GeofencingService {
             notify(errors: [failure])
             throw failure
         }
-        return count
+        return max(count, relayed)
     }
 
     static func notFound(_ id: FenceID) -> GeofencingError {

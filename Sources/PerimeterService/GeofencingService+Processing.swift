@@ -66,6 +66,10 @@ extension GeofencingService {
     /// completion then runs on that caller's thread.
     public func process(_ batch: [LocationUpdate], committer: DeferredCommitter = .serviceThread,
                         whenStored completion: @escaping @Sendable (Result<BatchResult, GeofencingError>) -> Void) {
+        if let relay {
+            relayBatch(batch[...], simulated: false, to: relay, completion: completion)
+            return
+        }
         let result: BatchResult, ticket: UInt64?
         do throws(GeofencingError) {
             (result, ticket) = try processWithoutCommit(batch[...])
@@ -87,6 +91,7 @@ extension GeofencingService {
     /// Processes, commits (when due) and reports `batch`; `simulated` as for ``processWithoutCommit(_:simulated:)``.
     func processBatch<Updates: Collection>(_ batch: Updates, simulated: Bool = false) throws(GeofencingError) -> BatchResult
     where Updates.Element == LocationUpdate {
+        if let relay { return try relayBatchAndWait(batch, simulated: simulated, to: relay) }
         let (result, ticket) = try processWithoutCommit(batch, simulated: simulated)
         let failure = ticket.flatMap(commit(through:))
         notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
@@ -259,6 +264,7 @@ extension GeofencingService {
     /// service's clock once the device has been quiet for the allowed lateness (the moment the clock
     /// fires its timers): a fence that expired by then is no longer listed, without a new fix.
     public func deviceStatus(of device: DeviceID) throws(GeofencingError) -> DeviceStatus {
+        if relay != nil { return try relayedDeviceStatus(of: device) }
         let now = clock.now().timeIntervalSince1970
         return try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> DeviceStatus in
             let options = try c.configured()
@@ -270,7 +276,7 @@ extension GeofencingService {
         }
     }
 
-    private static func checkConsent<Updates: Collection>(_ batch: Updates, _ c: ServiceCore,
+    static func checkConsent<Updates: Collection>(_ batch: Updates, _ c: ServiceCore,
                                                           _ options: GeofencingOptions) throws(GeofencingError)
     where Updates.Element == LocationUpdate {
         guard c.serviceConsent else {

@@ -98,6 +98,9 @@ extension GeofencingService {
     ///   ``GeofencingError/Code/storageFailure``; ``GeofencingError/Code/notConfigured``.
     @discardableResult
     public func forget(device: DeviceID, emittingExits: Bool = false) throws(GeofencingError) -> [GeofencingEvent] {
+        if relay != nil {
+            throw GeofencingError(.invalidArgument, "device \"\(device)\" cannot be forgotten through an API node of a cluster: its state is held by the worker that owns its partition")
+        }
         let now = clock.now()
         let (logged, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> ([GeofencingEvent], UInt64?) in
             let options = try c.configured()

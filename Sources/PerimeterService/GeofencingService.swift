@@ -32,6 +32,8 @@ public final class GeofencingService: Sendable {
     let tickInterval: Double?
     /// The thread that ticks, once a live configuration started it.
     let ticker = Mutex<ServiceTicker?>(nil)
+    /// Where detection is handed over when other processes run the engine (``DetectionRelay``), or `nil`.
+    public let relay: (any DetectionRelay)?
 
     /// Creates a service on `store` (by default an in-memory one). Call ``configure(_:)`` before use.
     ///
@@ -39,9 +41,12 @@ public final class GeofencingService: Sendable {
     /// every `tickInterval` seconds, fires the timers that fell due (``tick()``) on a thread of its own,
     /// so a device that stops reporting still gets its dwell. Pass `tickInterval: nil` to call ``tick()``
     /// yourself (tests with a ``ManualClock``).
+    ///
+    /// With a `relay`, the service detects nothing itself: see ``DetectionRelay``.
     public init(store: any GeofencingStore = InMemoryGeofencingStore(), clock: any GeofencingClock = SystemClock(),
-                tickInterval: Double? = 0.25) {
+                tickInterval: Double? = 0.25, relay: (any DetectionRelay)? = nil) {
         self.store = store
+        self.relay = relay
         self.clock = clock
         self.tickInterval = tickInterval.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
     }

@@ -84,6 +84,8 @@ struct ServiceCore {
     var timerFloors: [DeviceID: Double] = [:]
     /// Live-time counters.
     var timeStatistics = GeofencingService.TimeStatistics()
+    /// With a ``DetectionRelay``: what the relayed updates and logged events say of each device.
+    var relayedDevices: [DeviceID: RelayedDevice] = [:]
 
     /// The options, or `notConfigured`.
     func configured() throws(GeofencingError) -> GeofencingOptions {

@@ -1,0 +1,265 @@
+import Foundation
+import PerimeterEngine
+import PerimeterFences
+import PerimeterGeoJSON
+import PerimeterNATS
+import PerimeterService
+import Synchronization
+
+/// An API node's link to its cluster (`perimeter serve --nats`; docs/cluster.md, "The API node"): the
+/// ``PerimeterService/DetectionRelay`` of the node's ``PerimeterService/GeofencingService``.
+///
+/// - Updates: every update the service accepted is published to its partition's input subject
+///   (``ClusterLayout/inputSubject(of:)``, ``InputRecord``) with its identity as the message id, so a
+///   client's retry is stored once. A publisher thread gathers what the requests hand over meanwhile
+///   into one asynchronous batch — one round trip for many requests — and completes each request once
+///   every one of its messages is acknowledged.
+/// - Fences: changes are put into (or deleted from) the fences bucket under ``FenceFeed/key(of:)`` before
+///   the service applies them; a watcher applies every change of the bucket — this node's, and other
+///   nodes' — to the service (``PerimeterService/GeofencingService/applyRelayedFences(upserted:removed:)``).
+/// - Events: a reader thread reads the events stream from its first message, in stream order, and
+///   logs each event in the service (``PerimeterService/GeofencingService/logRelayedEvents(_:)``): REST
+///   `/v1/events`, the SSE stream, webhooks and the device status all read that log. Every API node reads
+///   the same stream in the same order, so they number the events alike.
+///
+/// ``start(service:)`` returns once the fences bucket has been read and the events stream read to its
+/// end as of then; ``stop()`` ends the threads.
+public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
+    // @unchecked: the mutable state is `queue`, `running` and `threads`, behind `condition` or `state`.
+
+    /// The cluster's streams and buckets.
+    public let resources: ClusterResources
+    /// Most messages one published batch holds.
+    public let maximumBatch: Int
+    private let condition = NSCondition()
+    private var queue: [(updates: [LocationUpdate], completion: @Sendable (GeofencingError?) -> Void)] = []
+    private var running = false
+    private let state = Mutex<(service: GeofencingService?, eventSequence: UInt64, published: UInt64, batches: UInt64,
+                               undecodable: UInt64)>((nil, 0, 0, 0, 0))
+    private let finished = DispatchGroup()
+    private let watcher: Mutex<KeyValueWatcher?> = Mutex(nil)
+
+    /// A relay for the cluster `resources` describe (``ClusterResources/open(on:layout:replicas:leaseDuration:)``).
+    public init(resources: ClusterResources, maximumBatch: Int = 10_000) {
+        self.resources = resources
+        self.maximumBatch = max(1, maximumBatch)
+    }
+
+    /// The stream sequence of the last events-stream message read (0: none).
+    public var eventSequence: UInt64 { state.withLock { $0.eventSequence } }
+    /// Updates published, and the batches they went out in.
+    public var publishing: (updates: UInt64, batches: UInt64) { state.withLock { ($0.published, $0.batches) } }
+
+    /// Starts the publisher, the fence watcher and the events reader for `service` (created with this
+    /// relay, configured). Returns once the bucket's fences are applied and the events stored so far are
+    /// logged (at most `timeout` for each).
+    /// - Throws: ``PerimeterNATS/NATSError`` when the cluster does not answer.
+    public func start(service: GeofencingService, timeout: Duration = .seconds(30)) throws(NATSError) {
+        state.withLock { $0.service = service }
+        condition.withLock { running = true }
+        finished.enter()
+        Thread.detachNewThread { [self] in
+            Thread.current.name = "perimeter-relay-publisher"
+            publishLoop()
+            finished.leave()
+        }
+        let fenceWatcher = try resources.fences.watch()
+        watcher.withLock { $0 = fenceWatcher }
+        try applyFences(from: fenceWatcher, until: .caughtUp, timeout: timeout, service: service)
+        finished.enter()
+        Thread.detachNewThread { [self] in
+            Thread.current.name = "perimeter-relay-fences"
+            while isRunning {
+                do {
+                    try applyFences(from: fenceWatcher, until: nil, timeout: .milliseconds(250), service: service)
+                } catch {
+                    if isRunning { usleep(100_000) }
+                }
+            }
+            finished.leave()
+        }
+        let streamState = try resources.jetStream.streamState(resources.layout.eventStream)
+        let consumer = try events(from: 1)
+        let deadline = ContinuousClock.now + timeout
+        while eventSequence < streamState.lastSequence && ContinuousClock.now < deadline {
+            _ = try readEvents(consumer, service: service, wait: .milliseconds(200))
+        }
+        finished.enter()
+        Thread.detachNewThread { [self] in
+            Thread.current.name = "perimeter-relay-events"
+            eventLoop(consumer, service: service)
+            finished.leave()
+        }
+    }
+
+    /// Ends the threads (updates still queued are failed) and returns once they ended. Idempotent.
+    public func stop() {
+        let wasRunning = condition.withLock { () -> Bool in
+            defer { running = false }
+            condition.broadcast()
+            return running
+        }
+        guard wasRunning else { return }
+        watcher.withLock { $0?.stop() }
+        finished.wait()
+        let left = condition.withLock { () -> [(updates: [LocationUpdate], completion: @Sendable (GeofencingError?) -> Void)] in
+            defer { queue.removeAll() }
+            return queue
+        }
+        for item in left { item.completion(GeofencingError(.storageFailure, "the API node is stopping; the updates were not published")) }
+    }
+
+    private var isRunning: Bool { condition.withLock { running } }
+
+    // MARK: DetectionRelay
+
+    public func relay(_ updates: [LocationUpdate], completion: @escaping @Sendable (GeofencingError?) -> Void) {
+        let accepted = condition.withLock { () -> Bool in
+            guard running else { return false }
+            queue.append((updates, completion))
+            condition.signal()
+            return true
+        }
+        if !accepted { completion(GeofencingError(.storageFailure, "the API node is not connected to its cluster (stopped or not started)")) }
+    }
+
+    public func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError) {
+        do throws(NATSError) {
+            for feature in upserted {
+                guard let id = feature.id else { continue }
+                try resources.fences.put(FenceFeed.key(of: FenceID(id.description)), Array(JSONWriter().string(.feature(feature)).utf8))
+            }
+            for id in removed { try resources.fences.delete(FenceFeed.key(of: id)) }
+        } catch {
+            throw GeofencingError(.storageFailure, "the fence change was not stored in the cluster's fences bucket \(resources.fences.name): \(error)")
+        }
+    }
+
+    // MARK: Publishing
+
+    private func publishLoop() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && running { condition.wait() }
+            if !running {
+                condition.unlock()
+                return
+            }
+            // Whole requests, up to the batch size (a larger request goes alone).
+            var taken = 0, count = 0
+            while taken < queue.count, taken == 0 || count + queue[taken].updates.count <= maximumBatch {
+                count += queue[taken].updates.count
+                taken += 1
+            }
+            let batch = Array(queue.prefix(taken))
+            queue.removeFirst(taken)
+            condition.unlock()
+            let layout = resources.layout
+            let messages = batch.flatMap { $0.updates.map { InputRecord.update($0).message(in: layout) } }
+            let failures = publish(messages)
+            state.withLock {
+                $0.published += UInt64(messages.count - failures.count)
+                $0.batches += 1
+            }
+            var start = 0
+            for item in batch {
+                let range = start..<(start + item.updates.count)
+                start = range.upperBound
+                if let failure = failures.first(where: { range.contains($0.key) }) {
+                    item.completion(GeofencingError(.storageFailure,
+                                                    "\(failures.keys.filter { range.contains($0) }.count) of the \(item.updates.count) updates were not stored in the cluster's input stream (\(failure.value)); nothing was lost that a retry of the same updates would double: send them again"))
+                } else {
+                    item.completion(nil)
+                }
+            }
+        }
+    }
+
+    /// Publishes `messages` in one batch, and once more those that failed (a leader election may be
+    /// under way; the message ids make a second copy harmless). - Returns: the failures by index.
+    private func publish(_ messages: [OutgoingMessage]) -> [Int: NATSError] {
+        var failures: [Int: NATSError] = [:]
+        for (index, result) in resources.jetStream.publishBatch(messages).enumerated() {
+            if case .failure(let error) = result { failures[index] = error }
+        }
+        guard !failures.isEmpty else { return failures }
+        usleep(250_000)
+        let indexes = failures.keys.sorted()
+        for (index, result) in zip(indexes, resources.jetStream.publishBatch(indexes.map { messages[$0] })) {
+            if case .success = result { failures[index] = nil }
+        }
+        return failures
+    }
+
+    // MARK: Fences
+
+    private enum Until { case caughtUp }
+
+    /// Applies the watcher's updates until `until` (the initial values) or until one wait of `timeout`
+    /// passes without any.
+    private func applyFences(from watcher: KeyValueWatcher, until: Until?, timeout: Duration,
+                             service: GeofencingService) throws(NATSError) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let wait = until == nil ? timeout : max(deadline - .now, .milliseconds(1))
+            guard let update = try watcher.next(timeout: wait) else {
+                if until == nil { return }
+                throw NATSError.timeout("watch of \(resources.fences.name)", "the bucket's fences did not arrive within \(timeout)")
+            }
+            switch update {
+            case .caughtUp:
+                if until != nil { return }
+            case .entry(let entry):
+                let id = FenceID(SubjectToken.decode(entry.key) ?? entry.key)
+                if entry.operation == .put, case .feature(let feature)? = GeoJSONReader().read(entry.value).object {
+                    _ = try? service.applyRelayedFences(upserted: [feature], removed: [])
+                } else {
+                    _ = try? service.applyRelayedFences(upserted: [], removed: [id])
+                }
+            }
+        }
+    }
+
+    // MARK: Events
+
+    private func events(from sequence: UInt64) throws(NATSError) -> PullConsumer {
+        try resources.jetStream.pullConsumer(stream: resources.layout.eventStream, filterSubject: "\(resources.layout.prefix).events.*",
+                                             startSequence: sequence)
+    }
+
+    /// Reads one fetch of events and logs them. - Returns: how many messages were read.
+    private func readEvents(_ consumer: PullConsumer, service: GeofencingService, wait: Duration) throws(NATSError) -> Int {
+        let messages = try consumer.fetch(max: 1000, timeout: wait)
+        guard !messages.isEmpty else { return 0 }
+        var events: [GeofenceEvent] = []
+        events.reserveCapacity(messages.count)
+        var undecodable: UInt64 = 0
+        for message in messages {
+            if let event = EventRecord.event(message) { events.append(event) } else { undecodable += 1 }
+        }
+        // A service that cannot log (stopping) loses nothing: a restarted node reads the stream again.
+        _ = try? service.logRelayedEvents(events)
+        state.withLock {
+            $0.eventSequence = messages.last!.sequence
+            $0.undecodable += undecodable
+        }
+        return messages.count
+    }
+
+    private func eventLoop(_ first: PullConsumer, service: GeofencingService) {
+        var consumer: PullConsumer? = first
+        while isRunning {
+            do throws(NATSError) {
+                if consumer == nil { consumer = try events(from: eventSequence + 1) }
+                _ = try readEvents(consumer!, service: service, wait: .milliseconds(250))
+            } catch {
+                // The consumer may be gone (the server forgot it, or lost its leader): read on from
+                // where this node stopped with a new one.
+                consumer?.close()
+                consumer = nil
+                if isRunning { usleep(200_000) }
+            }
+        }
+        consumer?.close()
+    }
+}

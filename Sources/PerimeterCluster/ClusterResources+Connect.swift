@@ -1,0 +1,22 @@
+import PerimeterNATS
+
+extension ClusterLayout {
+    /// Whether `prefix` can name a cluster: one plain subject token (ASCII letters, digits, `-`, `_`).
+    public static func isValidPrefix(_ prefix: String) -> Bool {
+        !prefix.isEmpty && SubjectToken.decode(prefix) == prefix
+    }
+}
+
+extension ClusterResources {
+    /// Connects to the NATS servers at `urls` (any of them; the client reconnects to the others) as
+    /// `name`, then creates or opens the cluster's streams and buckets
+    /// (``open(on:layout:replicas:leaseDuration:)``). The connection lives as long as the resources'
+    /// ``jetStream``.
+    /// - Throws: ``PerimeterNATS/NATSError`` naming what failed: the connection, or a stream or bucket.
+    public static func connect(urls: [String], name: String, layout: ClusterLayout, replicas: Int,
+                               leaseDuration: Duration) throws(NATSError) -> ClusterResources {
+        let connection = try NATSConnection(urls: urls, name: name)
+        let jetStream = try JetStream(connection)
+        return try open(on: jetStream, layout: layout, replicas: replicas, leaseDuration: leaseDuration)
+    }
+}

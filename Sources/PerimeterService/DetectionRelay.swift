@@ -1,0 +1,23 @@
+import PerimeterEngine
+import PerimeterFences
+import PerimeterGeoJSON
+
+/// Where a ``GeofencingService`` hands detection over when other processes run the engine — the
+/// workers of a cluster (docs/cluster.md, "The API node").
+///
+/// A service created with a relay keeps the API's bookkeeping (fences, consent, the event log, its
+/// observers and sink) but detects nothing itself: it checks each update as far as it can without the
+/// device's state (consent, accuracy, a date too far ahead) and passes the rest to ``relay(_:completion:)``;
+/// fence changes are validated, then stored through ``relayFences(upserted:removed:)`` before the service
+/// applies them to its own copy; and the events come back through
+/// ``GeofencingService/logRelayedEvents(_:)``, which numbers them in the order they arrive.
+public protocol DetectionRelay: Sendable {
+    /// Hands accepted `updates` (in order) to the detecting processes and calls `completion` once they
+    /// are stored there (`nil`), or with the error that kept them from being stored. Must not block the
+    /// caller; `completion` may run on any thread and must not block either.
+    func relay(_ updates: [LocationUpdate], completion: @escaping @Sendable (GeofencingError?) -> Void)
+
+    /// Stores fence changes where the detecting processes read them: `upserted` features (each has an
+    /// id) added or replaced, then the fences `removed`. Returns once they are stored.
+    func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError)
+}
