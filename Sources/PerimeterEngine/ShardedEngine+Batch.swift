@@ -6,9 +6,11 @@ import PerimeterGeometry
 ///
 /// Its cost beside the engines' own is kept to a few per cent of one engine's, so that N shards cost
 /// about the CPU time of one (docs/benchmarks.md, "Shards"):
-/// - the batch is read in place (no copy of a `LocationUpdate`; a non-contiguous collection is copied
-///   once); the partition is one FNV hash per update and a counting sort of the update positions into
-///   one flat array;
+/// - the partition reads the batch once, in order, and copies each update once into its shard's
+///   array (kept between batches), with its batch position: one FNV hash per update. Shards then read
+///   their own updates in order. (Reading the batch in place through a list of positions was tried:
+///   each shard then walked the whole batch's memory out of order, and those cache misses made 2 shards
+///   cost 1.25× one shard's CPU time; docs/benchmarks.md, "Shards".);
 /// - each shard appends to buffers of its own kept between batches (events, and only for the updates
 ///   that caused events, where each one's events end), and reads the fence index ahead of its next
 ///   updates as ``DetectionEngine/process(contentsOf:into:)`` does;
@@ -42,12 +44,10 @@ extension ShardedEngine {
 
     /// The buffers a batch needs, kept between batches.
     struct BatchScratch: Sendable {
-        /// Per update, its shard (then reused as a cursor per shard).
-        var owner: [UInt32] = []
-        /// The update positions, grouped by shard (a counting sort of `owner`), each group in batch order.
-        var positions: [Int32] = []
-        /// Where each shard's group starts in `positions`; one more entry for the end.
-        var starts: [Int] = []
+        /// Per shard, its updates of the batch, in batch order.
+        var updates: [[LocationUpdate]] = []
+        /// Per shard, the batch positions of those updates.
+        var positions: [[Int32]] = []
         var outputs: [ShardOutput] = []
     }
 
@@ -71,45 +71,45 @@ extension ShardedEngine {
             return result
         }
 
-        // Partition: a counting sort of the positions by shard, each shard's in batch order.
+        // Partition: each update copied once, in batch order, to its shard's array.
         precondition(batch.count <= Int(Int32.max), "a batch of at most 2^31 - 1 updates")
-        scratch.owner.removeAll(keepingCapacity: true)
-        scratch.owner.reserveCapacity(batch.count)
-        scratch.starts = Array(repeating: 0, count: count + 1)
-        for update in batch {
-            let s = Self.fnv1a32(update.device.rawValue) % UInt32(count)
-            scratch.owner.append(s)
-            scratch.starts[Int(s) + 1] += 1
+        if scratch.updates.count != count {
+            scratch.updates = Array(repeating: [], count: count)
+            scratch.positions = Array(repeating: [], count: count)
         }
-        for s in 0..<count { scratch.starts[s + 1] += scratch.starts[s] }
-        if scratch.positions.count < batch.count {
-            scratch.positions = Array(repeating: 0, count: batch.count)
+        for s in 0..<count {
+            scratch.updates[s].reserveCapacity(batch.count / count + batch.count / (4 * count) + 16)
+            scratch.positions[s].reserveCapacity(batch.count / count + batch.count / (4 * count) + 16)
         }
-        scratch.positions.withUnsafeMutableBufferPointer { positions in
-            scratch.owner.withUnsafeMutableBufferPointer { owner in
-                var next = scratch.starts
-                for i in 0..<batch.count {
-                    let s = Int(owner[i])
-                    positions[next[s]] = Int32(i)
-                    next[s] += 1
-                }
-            }
+        for i in batch.indices {
+            let s = Int(Self.fnv1a32(batch[i].device.rawValue) % UInt32(count))
+            scratch.updates[s].append(batch[i])
+            scratch.positions[s].append(Int32(i))
         }
 
         // Run.
         let parallel = batch.count >= parallelThreshold
-        let starts = scratch.starts
-        scratch.positions.withUnsafeBufferPointer { positions in
-            scratch.outputs.withUnsafeMutableBufferPointer { outputs in
-                let shared = UnsafeSendable((batch, positions, outputs))
-                forEachShard(parallel: parallel) { s, engine in
-                    let (batch, positions, outputs) = shared.value
-                    outputs[s].reset()
-                    let mine = UnsafeBufferPointer(rebasing: positions[starts[s] ..< starts[s + 1]])
-                    guard !mine.isEmpty else { return }
-                    Self.runShard(&engine, batch, positions: mine, advancingDevices: advancingDevices, into: &outputs[s])
+        scratch.updates.withUnsafeBufferPointer { updates in
+            scratch.positions.withUnsafeBufferPointer { positions in
+                scratch.outputs.withUnsafeMutableBufferPointer { outputs in
+                    let shared = UnsafeSendable((updates, positions, outputs))
+                    forEachShard(parallel: parallel) { s, engine in
+                        let (updates, positions, outputs) = shared.value
+                        outputs[s].reset()
+                        guard !updates[s].isEmpty else { return }
+                        updates[s].withUnsafeBufferPointer { mine in
+                            positions[s].withUnsafeBufferPointer { at in
+                                Self.runShard(&engine, mine, positions: at, advancingDevices: advancingDevices, into: &outputs[s])
+                            }
+                        }
+                    }
                 }
             }
+        }
+        // The shards' copies go now: their ids' storage is not kept alive until the next batch.
+        for s in 0..<count {
+            scratch.updates[s].removeAll(keepingCapacity: true)
+            scratch.positions[s].removeAll(keepingCapacity: true)
         }
 
         // Merge.
@@ -141,17 +141,18 @@ extension ShardedEngine {
         return merged
     }
 
-    /// Runs the updates at `positions` of `batch` (in that order) on one engine: the engine's own batch
-    /// loop (``DetectionEngine/process(contentsOf:into:)``, reading the index ahead of the next three
-    /// updates), with the device's timers first when `advancingDevices`.
+    /// Runs `updates` (in that order) on one engine: the engine's own batch loop
+    /// (``DetectionEngine/process(contentsOf:into:)``, reading the index ahead of the next three
+    /// updates), with the device's timers first when `advancingDevices`; `positions[k]` is the batch
+    /// position of `updates[k]`, as the output records it.
     static func runShard<Positions: RandomAccessCollection>(
-        _ engine: inout DetectionEngine, _ batch: UnsafeBufferPointer<LocationUpdate>, positions: Positions,
+        _ engine: inout DetectionEngine, _ updates: UnsafeBufferPointer<LocationUpdate>, positions: Positions,
         advancingDevices: Bool, into output: inout ShardOutput
     ) where Positions.Element: BinaryInteger, Positions.Index == Int {
         engine.prepareIndex()
-        let n = positions.count
+        let n = updates.count
         let base = positions.startIndex
-        @inline(__always) func coordinate(_ k: Int) -> Coordinate { batch[Int(positions[base + k])].coordinate }
+        @inline(__always) func coordinate(_ k: Int) -> Coordinate { updates[k].coordinate }
         var sink: UInt64 = 0
         if n > 1 { sink &+= engine.fences.readAhead(coordinate(1), step: 0) &+ engine.fences.readAhead(coordinate(1), step: 1) }
         if n > 2 { sink &+= engine.fences.readAhead(coordinate(2), step: 0) }
@@ -162,11 +163,11 @@ extension ShardedEngine {
             if k + 1 < n { sink &+= engine.fences.readAhead(coordinate(k + 1), step: 2) }
             let i = Int(positions[base + k])
             let before = output.events.count
-            if advancingDevices, timers.mayFire(&engine, by: batch[i].time) {
-                engine.advance(batch[i].device, to: batch[i].time, into: &output.events)
+            if advancingDevices, timers.mayFire(&engine, by: updates[k].time) {
+                engine.advance(updates[k].device, to: updates[k].time, into: &output.events)
                 if output.events.count > before { output.timerEventIndices.append(i) }
             }
-            if let rejection = engine.process(batch[i], into: &output.events) { output.rejections.append((i, rejection)) }
+            if let rejection = engine.process(updates[k], into: &output.events) { output.rejections.append((i, rejection)) }
             if output.events.count > before { output.marks.append(EventMark(update: Int32(i), end: Int32(output.events.count))) }
         }
         engine.readAheadSink &+= sink

@@ -44,6 +44,16 @@ public struct ShardedEngine: Sendable {
 
     /// FNV-1a, 32 bits, of the UTF-8 of `text` in NFC (ASCII text is hashed without normalising).
     static func fnv1a32(_ text: String) -> UInt32 {
+        // The bytes in place when the string has them contiguous (native strings, small ones included).
+        let fast = text.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
+            var hash: UInt32 = 0x811C_9DC5
+            for byte in bytes {
+                if byte >= 0x80 { return nil }
+                hash = (hash ^ UInt32(byte)) &* 0x0100_0193
+            }
+            return hash
+        }
+        if let fast, let hash = fast { return hash }
         var hash: UInt32 = 0x811C_9DC5
         var ascii = true
         for byte in text.utf8 {
