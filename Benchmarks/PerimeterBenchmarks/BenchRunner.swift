@@ -111,7 +111,7 @@ public enum BenchRunner {
         }
         if parts.contains(.shards) {
             ShardBench(workload: workload, runs: options.smoke ? 1 : 3,
-                       maximumShards: ProcessInfo.processInfo.activeProcessorCount).run(into: &report)
+                       maximumShards: ProcessInfo.processInfo.activeProcessorCount, workDirectory: work).run(into: &report)
         }
         if parts.contains(.cluster) {
             ClusterBench(smoke: options.smoke).run(into: &report)

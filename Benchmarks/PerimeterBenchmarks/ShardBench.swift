@@ -2,6 +2,7 @@ import Foundation
 import PerimeterEngine
 import PerimeterFences
 import PerimeterService
+import PerimeterSQLite
 
 /// Batch throughput of `ShardedEngine` and of the service's batch path with 1 to N shards, in wall-clock
 /// time (the point is using more cores, so CPU time would hide it). All shard counts are measured in one
@@ -14,6 +15,7 @@ public struct ShardBench: Sendable {
     public enum Section {
         public static let engine = "Sharded engine, batch throughput (wall clock)"
         public static let service = "GeofencingService with shards, in-memory store, live time (wall clock)"
+        public static let sqlite = "GeofencingService with shards, SQLite store, live time (wall clock)"
     }
 
     /// The workload.
@@ -24,12 +26,16 @@ public struct ShardBench: Sendable {
     public var maximumShards: Int
     /// Updates per batch.
     public var batchSize = 10_000
+    /// Where the SQLite files go.
+    public var workDirectory: URL
 
     /// Creates the benchmark.
-    public init(workload: Workload, runs: Int, maximumShards: Int) {
+    public init(workload: Workload, runs: Int, maximumShards: Int,
+                workDirectory: URL = FileManager.default.temporaryDirectory) {
         self.workload = workload
         self.runs = runs
         self.maximumShards = max(1, maximumShards)
+        self.workDirectory = workDirectory
     }
 
     /// CPUs this process may run on (its affinity mask), or the online count when unknown.
@@ -69,9 +75,59 @@ public struct ShardBench: Sendable {
         // Besides: N shards run one after another on the calling thread, which separates the cost of
         // splitting and merging from that of running on several cores.
         var serialSamples: [Double] = [], serialCPU: [Double] = []
-        let plan: [(Int, Int)] = counts.enumerated().map { ($0.offset, $0.element) } + (maximumShards > 1 ? [(-1, maximumShards)] : [])
+        // And the plain engine's batch call (`DetectionEngine.process(contentsOf:into:)`): the yardstick
+        // for the sharded path's overhead, in CPU time.
+        var plainCPU: [Double] = []
+        var plainStatistics: DetectionEngine.Statistics?
+        var plan: [(Int, Int)] = [(-2, 1)] + counts.enumerated().map { ($0.offset, $0.element) }
+            + (maximumShards > 1 ? [(-1, maximumShards)] : [])
+        // PERIMETER_BENCH_SHARD_PLAN=plain|1|2|…|2s (one of them): that configuration alone, engine only —
+        // for instruction counts of one configuration (`perf stat -e instructions:u`; docs/benchmarks.md).
+        if let only = ProcessInfo.processInfo.environment["PERIMETER_BENCH_SHARD_PLAN"] {
+            plan = plan.filter { k, n in only == (k == -2 ? "plain" : k == -1 ? "\(n)s" : "\(n)") }
+            log("shards: PERIMETER_BENCH_SHARD_PLAN=\(only): \(plan.count) configuration(s), no report")
+            // PERIMETER_BENCH_SHARD_REPEAT: how many times (default: the runs), so that the engine's work
+            // outweighs generating the workload.
+            let repeats = ProcessInfo.processInfo.environment["PERIMETER_BENCH_SHARD_REPEAT"].flatMap { Int($0) } ?? runs
+            for _ in 0..<max(1, repeats) {
+                for (k, n) in plan {
+                    if k == -2 {
+                        var plain = DetectionEngine(fences: fenceSet)
+                        var events: [GeofenceEvent] = []
+                        for start in stride(from: 0, to: updates.count, by: batchSize) {
+                            events.removeAll()
+                            _ = plain.process(contentsOf: Array(updates[start..<min(start + batchSize, updates.count)]), into: &events)
+                        }
+                        log("shards: plain: \(plain.statistics.entries) entries")
+                    } else {
+                        var engine = ShardedEngine(fences: fenceSet, shards: n)
+                        if k < 0 { engine.parallelThreshold = .max }
+                        for start in stride(from: 0, to: updates.count, by: batchSize) {
+                            _ = engine.process(updates[start..<min(start + batchSize, updates.count)])
+                        }
+                        log("shards: \(n): \(engine.statistics.entries) entries")
+                    }
+                }
+            }
+            return
+        }
         for _ in 0..<max(1, runs) {
             for (k, n) in plan {
+                if k == -2 {
+                    var plain = DetectionEngine(fences: fenceSet)
+                    let cpu = Measure.cpuSeconds()
+                    var offset = 0
+                    var events: [GeofenceEvent] = []
+                    while offset < updates.count {
+                        let end = min(offset + batchSize, updates.count)
+                        events.removeAll()
+                        _ = plain.process(contentsOf: Array(updates[offset..<end]), into: &events)
+                        offset = end
+                    }
+                    plainCPU.append(Measure.cpuSeconds() - cpu)
+                    plainStatistics = plain.statistics
+                    continue
+                }
                 var engine = ShardedEngine(fences: fenceSet, shards: n)
                 if k < 0 { engine.parallelThreshold = .max }
                 let start = Measure.wallSeconds(), cpu = Measure.cpuSeconds()
@@ -92,48 +148,73 @@ public struct ShardBench: Sendable {
             }
         }
         let engineRates = engineSamples.map { Double(updates.count) / Measure.median($0) }
+        let plainSeconds = Measure.median(plainCPU)
+        report.add(Section.engine, "plain DetectionEngine, batch call (CPU time)", Double(updates.count) / plainSeconds, "updates/s",
+                   note: String(format: "updates ÷ CPU seconds; the yardstick of the CPU-time ratios below; median of %d", runs),
+                   comparedToReference: false)
         for (k, n) in counts.enumerated() {
             report.add(Section.engine, "\(n) shard\(n == 1 ? "" : "s")", engineRates[k], "updates/s",
-                       note: String(format: "%.2f× one shard; CPU time (all threads) %.2f× one shard's; median of %d",
-                                    engineRates[k] / engineRates[0], Measure.median(engineCPU[k]) / Measure.median(engineCPU[0]), runs),
+                       note: String(format: "%.2f× one shard; CPU time (all threads) %.2f× one shard's, %.2f× the plain engine's; median of %d",
+                                    engineRates[k] / engineRates[0], Measure.median(engineCPU[k]) / Measure.median(engineCPU[0]),
+                                    Measure.median(engineCPU[k]) / plainSeconds, runs),
                        reference: n == 1, comparedToReference: false)
         }
         if !serialSamples.isEmpty {
             let rate = Double(updates.count) / Measure.median(serialSamples)
             report.add(Section.engine, "\(maximumShards) shards on one thread", rate, "updates/s",
-                       note: String(format: "%.2f× one shard; CPU time %.2f× one shard's: the cost of splitting and merging; median of %d",
-                                    rate / engineRates[0], Measure.median(serialCPU) / Measure.median(engineCPU[0]), runs),
+                       note: String(format: "%.2f× one shard; CPU time %.2f× one shard's, %.2f× the plain engine's: the cost of splitting and merging; median of %d",
+                                    rate / engineRates[0], Measure.median(serialCPU) / Measure.median(engineCPU[0]),
+                                    Measure.median(serialCPU) / plainSeconds, runs),
                        comparedToReference: false)
         }
-        report.check("sharded engine: every shard count gives one shard's counts",
-                     passed: statistics.allSatisfy { $0 == statistics[0] },
+        report.check("sharded engine: every shard count gives one shard's counts, and the plain engine's",
+                     passed: statistics.allSatisfy { $0 == statistics[0] } && plainStatistics == statistics[0],
                      statistics.map { "\($0?.entries ?? -1)/\($0?.exits ?? -1)" }.joined(separator: ", "))
 
         // The service's batch path (live time: the path a server runs), in-memory store.
         let features = ServiceBench.features(workload)
         var serviceSamples = [[Double]](repeating: [], count: counts.count)
+        var serviceCPU = [[Double]](repeating: [], count: counts.count)
         var serviceStatistics = [DetectionEngine.Statistics?](repeating: nil, count: counts.count)
+        // The same with the SQLite store (WAL, one commit per batch), 1 and N shards.
+        let sqliteCounts = Array(Set([1, maximumShards])).sorted()
+        var sqliteSamples = [[Double]](repeating: [], count: sqliteCounts.count)
+        var sqliteCPU = [[Double]](repeating: [], count: sqliteCounts.count)
+        var sqliteStatistics = [DetectionEngine.Statistics?](repeating: nil, count: sqliteCounts.count)
         var failure: String?
+        let sqlitePath = workDirectory.appendingPathComponent("shard-bench.sqlite").path
+        func feed(_ store: any GeofencingStore, shards n: Int) throws -> (wall: Double, cpu: Double, DetectionEngine.Statistics) {
+            let service = GeofencingService(store: store, tickInterval: nil)
+            try service.configure(GeofencingOptions(maximumFutureSkew: 1e12, shards: n))
+            try service.addFeatures(features)
+            let start = Measure.wallSeconds(), cpu = Measure.cpuSeconds()
+            var offset = 0
+            while offset < updates.count {
+                let end = min(offset + batchSize, updates.count)
+                _ = try service.process(updates[offset..<end])
+                offset = end
+            }
+            let result = (Measure.wallSeconds() - start, Measure.cpuSeconds() - cpu, service.statistics)
+            try service.close()
+            return result
+        }
         for _ in 0..<max(1, runs) where failure == nil {
-            for (k, n) in counts.enumerated() {
-                do {
-                    let service = GeofencingService(store: InMemoryGeofencingStore(), tickInterval: nil)
-                    try service.configure(GeofencingOptions(maximumFutureSkew: 1e12, shards: n))
-                    try service.addFeatures(features)
-                    let start = Measure.wallSeconds()
-                    var offset = 0
-                    while offset < updates.count {
-                        let end = min(offset + batchSize, updates.count)
-                        _ = try service.process(updates[offset..<end])
-                        offset = end
-                    }
-                    serviceSamples[k].append(Measure.wallSeconds() - start)
-                    serviceStatistics[k] = service.statistics
-                    try service.close()
-                } catch {
-                    failure = "\(error)"
-                    break
+            do {
+                for (k, n) in counts.enumerated() {
+                    let (wall, cpu, statistics) = try feed(InMemoryGeofencingStore(), shards: n)
+                    serviceSamples[k].append(wall)
+                    serviceCPU[k].append(cpu)
+                    serviceStatistics[k] = statistics
                 }
+                for (k, n) in sqliteCounts.enumerated() {
+                    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: sqlitePath + suffix) }
+                    let (wall, cpu, statistics) = try feed(try SQLiteGeofencingStore(path: sqlitePath), shards: n)
+                    sqliteSamples[k].append(wall)
+                    sqliteCPU[k].append(cpu)
+                    sqliteStatistics[k] = statistics
+                }
+            } catch {
+                failure = "\(error)"
             }
         }
         if let failure {
@@ -143,12 +224,21 @@ public struct ShardBench: Sendable {
         let serviceRates = serviceSamples.map { Double(updates.count) / Measure.median($0) }
         for (k, n) in counts.enumerated() {
             report.add(Section.service, "\(n) shard\(n == 1 ? "" : "s")", serviceRates[k], "updates/s",
-                       note: String(format: "%.2f× one shard; %.2f× the sharded engine's time; median of %d",
-                                    serviceRates[k] / serviceRates[0], engineRates[k] / serviceRates[k], runs),
+                       note: String(format: "%.2f× one shard; %.2f× the sharded engine's wall-clock time, %.2f× its CPU time (goal ≤ 1.2×); median of %d",
+                                    serviceRates[k] / serviceRates[0], engineRates[k] / serviceRates[k],
+                                    Measure.median(serviceCPU[k]) / Measure.median(engineCPU[k]), runs),
                        reference: n == 1, comparedToReference: false)
         }
-        report.check("service with shards: every shard count gives the bare engine's counts",
-                     passed: serviceStatistics.allSatisfy { $0?.entries == statistics[0]?.entries && $0?.exits == statistics[0]?.exits },
+        for (k, n) in sqliteCounts.enumerated() {
+            let e = counts.firstIndex(of: n)!
+            let rate = Double(updates.count) / Measure.median(sqliteSamples[k])
+            report.add(Section.sqlite, "\(n) shard\(n == 1 ? "" : "s")", rate, "updates/s",
+                       note: String(format: "%.2f× the sharded engine's throughput (goal ≥ 0.5×); in CPU time %.2f× (engine CPU ÷ service CPU); one commit per %d updates; median of %d",
+                                    rate / engineRates[e], Measure.median(engineCPU[e]) / Measure.median(sqliteCPU[k]), batchSize, runs),
+                       reference: n == 1, comparedToReference: false)
+        }
+        report.check("service with shards: every shard count and store gives the bare engine's counts",
+                     passed: (serviceStatistics + sqliteStatistics).allSatisfy { $0?.entries == statistics[0]?.entries && $0?.exits == statistics[0]?.exits },
                      serviceStatistics.map { "\($0?.entries ?? -1)/\($0?.exits ?? -1)" }.joined(separator: ", "))
         report.curves.append(Report.Curve(
             title: "Batch throughput by shard count (wall clock, \(cores) usable cores)", xLabel: "shards",

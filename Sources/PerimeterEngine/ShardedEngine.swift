@@ -44,6 +44,16 @@ public struct ShardedEngine: Sendable {
 
     /// FNV-1a, 32 bits, of the UTF-8 of `text` in NFC (ASCII text is hashed without normalising).
     static func fnv1a32(_ text: String) -> UInt32 {
+        // The bytes in place when the string has them contiguous (native strings, small ones included).
+        let fast = text.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
+            var hash: UInt32 = 0x811C_9DC5
+            for byte in bytes {
+                if byte >= 0x80 { return nil }
+                hash = (hash ^ UInt32(byte)) &* 0x0100_0193
+            }
+            return hash
+        }
+        if let fast, let hash = fast { return hash }
         var hash: UInt32 = 0x811C_9DC5
         var ascii = true
         for byte in text.utf8 {
@@ -61,15 +71,19 @@ public struct ShardedEngine: Sendable {
     public var parallelThreshold = 256
 
     /// The engines, one per shard.
-    public private(set) var shards: [DetectionEngine]
+    public internal(set) var shards: [DetectionEngine]
     /// Engine-wide accepted-update sequence at the last restore (see ``acceptedUpdateSequence``).
     private var sequenceBase: Int64 = 0
     /// For fences added after the start, the global sequence at their addition plus one (as one engine
     /// records it), to translate the shards' own sequences (more than one shard only).
     private var additions: [FenceID: Int64] = [:]
+    /// Whether fences changed since the shards last shared one fence set (``shareFenceIndex()``).
+    var fencesChanged = false
+    /// Partition lists and the shards' output buffers, kept between batches (ShardedEngine+Batch.swift).
+    var batchScratch = BatchScratch()
 
     /// Creates `count` shards (at least one) watching `fences`. The fence index is built once and shared
-    /// by the shards until the fences change (then each shard rebuilds its own).
+    /// by the shards, and stays shared across fence changes (``shareFenceIndex()``).
     public init(fences: FenceSet = FenceSet(), configuration: DetectionEngine.Configuration = .init(), shards count: Int = 1) {
         var prepared = fences
         prepared.prepare()
@@ -104,17 +118,36 @@ public struct ShardedEngine: Sendable {
         let isNew = shards[0].fence(id: fence.id) == nil
         if isNew, shards.count > 1 { additions[fence.id] = acceptedUpdateSequence + 1 }
         for s in shards.indices { shards[s].upsert(fence) }
+        fencesChanged = shards.count > 1
     }
 
-    /// Adds or replaces several fences; every shard's index is rebuilt once, now, the shards in parallel.
+    /// Adds or replaces several fences; the index is rebuilt once, now, and shared by every shard.
     public mutating func upsert<S: Sequence>(contentsOf newFences: S) where S.Element == Fence {
         for fence in newFences { upsert(fence) }
         prepareIndex()
     }
 
-    /// Rebuilds the shards' fence indexes now (in parallel) if fences changed since they were built.
+    /// Rebuilds the fence index now if fences changed since it was built, once for every shard.
     public mutating func prepareIndex() {
-        forEachShard(parallel: shards.count > 1) { _, engine in engine.prepareIndex() }
+        if shards.count == 1 { shards[0].prepareIndex() } else { shareFenceIndex() }
+    }
+
+    /// After fence changes, makes every shard use one fence set and index: shard 0's, rebuilt once.
+    ///
+    /// Every shard applies each fence change through its own engine (each keeps its own bookkeeping of
+    /// it: when a fence was added, which dwells to reschedule), so the shards' fence sets hold the same
+    /// fences in the same slots; only their storage differs, each having copied it on change. Shard 0's
+    /// is prepared and handed to the others, whose copies are then freed: one index in memory, however
+    /// many shards. Called by every entry point that may query the index, so no shard ever rebuilds
+    /// one of its own. O(1) when nothing changed.
+    mutating func shareFenceIndex() {
+        guard fencesChanged else { return }
+        fencesChanged = false
+        // Drop the other shards' references first, so that shard 0 prepares its set in place.
+        for s in shards.indices.dropFirst() { shards[s].fences = FenceSet() }
+        shards[0].prepareIndex()
+        let shared = shards[0].fences
+        for s in shards.indices.dropFirst() { shards[s].fences = shared }
     }
 
     /// Stops watching the fence with `id` in every shard (``DetectionEngine/remove(id:)``).
@@ -123,6 +156,7 @@ public struct ShardedEngine: Sendable {
         additions.removeValue(forKey: id)
         var removed: Fence?
         for s in shards.indices { removed = shards[s].remove(id: id) ?? removed }
+        fencesChanged = shards.count > 1
         return removed
     }
 
@@ -130,6 +164,7 @@ public struct ShardedEngine: Sendable {
     public mutating func removeAllFences() {
         additions = [:]
         for s in shards.indices { shards[s].removeAllFences() }
+        fencesChanged = shards.count > 1
     }
 
     // MARK: - Updates
@@ -152,102 +187,22 @@ public struct ShardedEngine: Sendable {
     /// With `advancingDevices`, each update is preceded by ``DetectionEngine/advance(_:to:into:)`` of its
     /// device to its time — the live service's per-device clock (docs/semantics.md, "Time in the live
     /// service").
-    /// - Complexity: the engines' cost per update divided among the shards, plus O(n) to partition and
-    ///   merge n updates.
+    /// - Complexity: the engines' cost per update divided among the shards, plus O(n) to partition n
+    ///   updates (one hash each, no copy of an update) and O(e log N) to merge e events of N shards.
     public mutating func process<Updates: Collection>(_ updates: Updates, advancingDevices: Bool = false) -> BatchOutput
     where Updates.Element == LocationUpdate {
-        let batch = Array(updates)
-        guard !batch.isEmpty else { return BatchOutput() }
-        let count = shards.count
-        if count == 1 { return Self.run(&shards[0], batch, advancingDevices: advancingDevices) }
-
-        var owner = [UInt16](repeating: 0, count: batch.count)
-        var lists = [[Int]](repeating: [], count: count)
-        for (i, update) in batch.enumerated() {
-            let s = shard(of: update.device)
-            owner[i] = UInt16(s)
-            lists[s].append(i)
+        shareFenceIndex()
+        if let output = updates.withContiguousStorageIfAvailable({ processBatch($0, advancingDevices: advancingDevices) }) {
+            return output
         }
-        var outputs = [ShardOutput](repeating: ShardOutput(), count: count)
-        let parallel = batch.count >= parallelThreshold
-        outputs.withUnsafeMutableBufferPointer { out in
-            let results = UnsafeSendable(out)
-            forEachShard(parallel: parallel) { s, engine in
-                guard !lists[s].isEmpty else { return }
-                results.value[s] = Self.runIndexed(&engine, batch, indices: lists[s], advancingDevices: advancingDevices)
-            }
-        }
-        // Merge by update: each shard's updates come in batch order, so one cursor per shard suffices.
-        var merged = BatchOutput()
-        merged.events.reserveCapacity(outputs.reduce(0) { $0 + $1.events.count })
-        var update = [Int](repeating: 0, count: count), event = [Int](repeating: 0, count: count)
-        var rejection = [Int](repeating: 0, count: count), timer = [Int](repeating: 0, count: count)
-        for i in batch.indices {
-            let s = Int(owner[i])
-            let k = update[s]
-            update[s] += 1
-            let end = outputs[s].ends[k]
-            if end > event[s] {
-                merged.events.append(contentsOf: outputs[s].events[event[s] ..< end])
-                event[s] = end
-            }
-            if rejection[s] < outputs[s].rejections.count, outputs[s].rejections[rejection[s]].index == i {
-                merged.rejections.append(outputs[s].rejections[rejection[s]])
-                rejection[s] += 1
-            }
-            if timer[s] < outputs[s].timerEventIndices.count, outputs[s].timerEventIndices[timer[s]] == i {
-                merged.timerEventIndices.append(i)
-                timer[s] += 1
-            }
-        }
-        return merged
+        return Array(updates).withUnsafeBufferPointer { processBatch($0, advancingDevices: advancingDevices) }
     }
 
     /// Evaluates one update on its device's shard (``DetectionEngine/process(_:into:)``).
     @discardableResult
     public mutating func process(_ update: LocationUpdate, into events: inout [GeofenceEvent]) -> DetectionEngine.Rejection? {
-        shards[shard(of: update.device)].process(update, into: &events)
-    }
-
-    /// One shard's part of a batch: its events, where each of its updates' events end, its rejections.
-    private struct ShardOutput {
-        var events: [GeofenceEvent] = []
-        var ends: [Int] = []
-        var rejections: [(index: Int, rejection: DetectionEngine.Rejection)] = []
-        var timerEventIndices: [Int] = []
-    }
-
-    private static func runIndexed(_ engine: inout DetectionEngine, _ batch: [LocationUpdate], indices: [Int],
-                                   advancingDevices: Bool) -> ShardOutput {
-        var output = ShardOutput()
-        output.ends.reserveCapacity(indices.count)
-        var timers = TimerGate()
-        for i in indices {
-            let update = batch[i]
-            if advancingDevices, timers.mayFire(&engine, by: update.time) {
-                let before = output.events.count
-                engine.advance(update.device, to: update.time, into: &output.events)
-                if output.events.count > before { output.timerEventIndices.append(i) }
-            }
-            if let rejection = engine.process(update, into: &output.events) { output.rejections.append((i, rejection)) }
-            output.ends.append(output.events.count)
-        }
-        return output
-    }
-
-    private static func run(_ engine: inout DetectionEngine, _ batch: [LocationUpdate],
-                            advancingDevices: Bool) -> BatchOutput {
-        var output = BatchOutput()
-        var timers = TimerGate()
-        for (i, update) in batch.enumerated() {
-            if advancingDevices, timers.mayFire(&engine, by: update.time) {
-                let before = output.events.count
-                engine.advance(update.device, to: update.time, into: &output.events)
-                if output.events.count > before { output.timerEventIndices.append(i) }
-            }
-            if let rejection = engine.process(update, into: &output.events) { output.rejections.append((i, rejection)) }
-        }
-        return output
+        shareFenceIndex()
+        return shards[shard(of: update.device)].process(update, into: &events)
     }
 
     // MARK: - The clock
@@ -261,12 +216,14 @@ public struct ShardedEngine: Sendable {
     /// Like ``advance(to:into:)``, leaving the `held` devices' timers pending
     /// (``DetectionEngine/advance(to:holding:into:)``).
     public mutating func advance(to time: Date, holding held: Set<DeviceID>, into events: inout [GeofenceEvent]) {
+        shareFenceIndex()
         let lists = eachShardCollecting { engine, out in engine.advance(to: time, holding: held, into: &out) }
         events.append(contentsOf: Self.mergeByDevice(lists))
     }
 
     /// Fires every timer of `device` due by `time`, on its shard only (``DetectionEngine/advance(_:to:into:)``).
     public mutating func advance(_ device: DeviceID, to time: Date, into events: inout [GeofenceEvent]) {
+        shareFenceIndex()
         shards[shard(of: device)].advance(device, to: time, into: &events)
     }
 
@@ -280,6 +237,7 @@ public struct ShardedEngine: Sendable {
     /// Processes every update still waiting in a reorder window, in every shard
     /// (``DetectionEngine/flush(into:)``); events merged by time, then device.
     public mutating func flush(into events: inout [GeofenceEvent]) {
+        shareFenceIndex()
         let lists = eachShardCollecting { engine, out in engine.flush(into: &out) }
         events.append(contentsOf: Self.mergeByDevice(lists))
     }
@@ -287,7 +245,8 @@ public struct ShardedEngine: Sendable {
     /// Drops `device` from its shard (``DetectionEngine/forget(_:exitsAt:into:)``).
     @discardableResult
     public mutating func forget(_ device: DeviceID, exitsAt time: Date? = nil, into events: inout [GeofenceEvent]) -> Bool {
-        shards[shard(of: device)].forget(device, exitsAt: time, into: &events)
+        shareFenceIndex()
+        return shards[shard(of: device)].forget(device, exitsAt: time, into: &events)
     }
 
     // MARK: - Replay
@@ -302,6 +261,7 @@ public struct ShardedEngine: Sendable {
     /// engine (with options, which call fires a timer decides the order of a device's events).
     /// - Parameter progress: called now and then, on the calling thread, with a number of updates done.
     public mutating func replay(_ updates: [LocationUpdate], progress: ((Int) -> Void)? = nil) -> DetectionEngine.ReplayResult {
+        shareFenceIndex()
         let order = DetectionEngine.replayOrder(updates)
         let count = shards.count
         var owner = [UInt16](repeating: 0, count: order.count)
@@ -467,7 +427,7 @@ public struct ShardedEngine: Sendable {
     // MARK: - Running the shards
 
     /// Runs `body` on every shard, in parallel when asked and there is more than one.
-    private mutating func forEachShard(parallel: Bool, _ body: (Int, inout DetectionEngine) -> Void) {
+    mutating func forEachShard(parallel: Bool, _ body: (Int, inout DetectionEngine) -> Void) {
         guard parallel, shards.count > 1 else {
             for s in shards.indices { body(s, &shards[s]) }
             return
@@ -533,21 +493,6 @@ public struct ShardedEngine: Sendable {
     }
 }
 
-/// Skips ``DetectionEngine/advance(_:to:into:)`` while the engine has no timer at all due by the
-/// update's time: ``DetectionEngine/devicesWithDwellsDue(by:)`` empty means `advance(to:)` would do
-/// nothing, so neither would the advance of one device (a subset of it). The look costs O(1) when nothing
-/// is due; once it finds something due, every later update of the batch advances its device (the look
-/// would cost O(d log n) each time, and timers only accumulate within a batch).
-private struct TimerGate {
-    private var open = false
-
-    mutating func mayFire(_ engine: inout DetectionEngine, by time: Date) -> Bool {
-        if open { return true }
-        open = !engine.devicesWithDwellsDue(by: time).isEmpty
-        return open
-    }
-}
-
 /// The next event of one device's sequence in ``ShardedEngine/mergeByDevice(_:)``.
 private struct DeviceHead: HeapElement {
     var time: Double
@@ -561,7 +506,7 @@ private struct DeviceHead: HeapElement {
 
 /// Carries a value into `concurrentPerform`'s closure. Sound here because each iteration touches only
 /// its own element of the buffer, and the buffer outlives the call.
-private struct UnsafeSendable<Value>: @unchecked Sendable {
+struct UnsafeSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
