@@ -191,7 +191,9 @@ public struct EngineBench: Sendable {
         let after = engine.deviceMemory
         let memberships = engine.knownDevices.reduce(0) { $0 + engine.presence(of: $1).count }
         report.add(Section.deviceMemory, "idle device (state + device table), workload's devices", after.idleDeviceBytes, "B",
-                   higherIsBetter: false, note: "\(after.devices) devices; fixed \(after.fixedBytes) B", reference: true)
+                   higherIsBetter: false,
+                   note: "\(after.devices) devices; fixed \(after.fixedBytes) B; record + table share \(Report.format(after.recordBytes)) B",
+                   reference: true)
         report.add(Section.deviceMemory, "fence lists after the workload", Double(after.presenceBytes) / Double(max(1, after.devices)),
                    "B/device", higherIsBetter: false,
                    note: "\(memberships) memberships in \(after.presenceBytes) B (array headers and spare capacity included)",
@@ -204,7 +206,8 @@ public struct EngineBench: Sendable {
         }
         let m = idle.deviceMemory
         report.add(Section.deviceMemory, "idle device (state + device table), 1,000,000 devices", m.idleDeviceBytes, "B",
-                   higherIsBetter: false, note: "fixed \(m.fixedBytes) B; presence \(m.presenceBytes) B; ids \(m.idBytes) B",
+                   higherIsBetter: false,
+                   note: "fixed \(m.fixedBytes) B; record + table share \(Report.format(m.recordBytes)) B; presence \(m.presenceBytes) B; ids \(m.idBytes) B",
                    comparedToReference: false)
     }
 

@@ -8,14 +8,21 @@ extension DetectionEngine {
         public var devices: Int
         /// The fixed part: every slot's state and the device table, whatever the devices are inside.
         public var fixedBytes: Int
-        /// Fence lists: the memberships of devices inside fences and the few instant visits, each
-        /// list with its array header.
+        /// Fence lists: the memberships of devices inside fences and the few instant visits (with the
+        /// side table that holds them), each list with its array header.
         public var presenceBytes: Int
         /// Device ids too long to be stored inline in their state (over 15 UTF-8 bytes).
         public var idBytes: Int
+        /// Of ``fixedBytes``: the device table's buckets (the rest is the device records' array).
+        public var tableBytes: Int = 0
 
         /// The fixed part per device slot: what an idle device (inside no fence, short id) costs.
         public var idleDeviceBytes: Double { devices == 0 ? 0 : Double(fixedBytes) / Double(devices) }
+        /// One device record with its share of the device table: what an idle device costs apart from
+        /// the spare capacity of the records' array (which grows by doubling). At most 64 bytes.
+        public var recordBytes: Double {
+            devices == 0 ? 0 : Double(MemoryLayout<DeviceRecord>.stride) + Double(tableBytes) / Double(devices)
+        }
         /// All of it.
         public var totalBytes: Int { fixedBytes + presenceBytes + idBytes }
     }
@@ -31,14 +38,16 @@ extension DetectionEngine {
             if state.inside.capacity > 0 {
                 presence += Self.arrayHeaderBytes + state.inside.capacity * MemoryLayout<Membership>.stride
             }
-            if state.instantVisits.capacity > 0 {
-                presence += Self.arrayHeaderBytes + state.instantVisits.capacity * MemoryLayout<InstantVisit>.stride
-            }
             let length = state.id.rawValue.utf8.count
             if length > 15 { ids += Self.arrayHeaderBytes + length + 1 }
         }
+        // Instant visits sit beside the records, in a table that is empty unless some device has any.
+        presence += instantVisits.capacity * (MemoryLayout<Int32>.stride + MemoryLayout<[InstantVisit]>.stride)
+        for visits in instantVisits.values where visits.capacity > 0 {
+            presence += Self.arrayHeaderBytes + visits.capacity * MemoryLayout<InstantVisit>.stride
+        }
         return DeviceMemory(devices: devices.count,
-                            fixedBytes: devices.capacity * MemoryLayout<DeviceState>.stride + deviceTable.bucketBytes,
-                            presenceBytes: presence, idBytes: ids)
+                            fixedBytes: devices.capacity * MemoryLayout<DeviceRecord>.stride + deviceTable.bucketBytes,
+                            presenceBytes: presence, idBytes: ids, tableBytes: deviceTable.bucketBytes)
     }
 }

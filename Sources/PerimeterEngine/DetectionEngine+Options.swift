@@ -52,8 +52,7 @@ extension DetectionEngine {
     mutating func evaluateWithOptions(deviceSlot: Int32, time t: Double, coordinate c: Coordinate,
                                       accuracy: Double?, into events: inout [GeofenceEvent]) {
         let d = Int(deviceSlot)
-        var state = devices[d]
-        devices[d].inside = []
+        var state = takeState(d)
         var opt = optionStates.removeValue(forKey: deviceSlot) ?? freshOptionState(for: state)
         if !state.instantVisits.isEmpty {
             let earliest = opt.earliestVisitStart(after: state)
@@ -87,7 +86,7 @@ extension DetectionEngine {
         state.finish(time: t, coordinate: c)
         opt.anchor = .init(time: t, coordinate: c, accuracy: accuracy)
         opt.lastSequence = acceptedSequence
-        devices[d] = state
+        store(state, at: d)
         scheduleNext(deviceSlot, state: state, opt: &opt)
         optionStates[deviceSlot] = opt
     }
@@ -373,11 +372,10 @@ extension DetectionEngine {
         var list: [KeyedEvent] = []
         for device in due {
             let d = Int(device)
-            var state = devices[d]
-            devices[d].inside = []
+            var state = takeState(d)
             var opt = optionStates.removeValue(forKey: device) ?? freshOptionState(for: state)
             runDue(&state, &opt, until: now, only: nil, coordinate: state.lastCoordinate, into: &list)
-            devices[d] = state
+            store(state, at: d)
             scheduleNext(device, state: state, opt: &opt)
             optionStates[device] = opt
         }
@@ -412,7 +410,7 @@ extension DetectionEngine {
         case .cross: statistics.crosses += 1
         case .inside: statistics.insides += 1
         }
-        var event = makeEvent(kind, fence: fence.id, device: state, membership: m, time: time, coordinate: coordinate,
+        var event = makeEvent(kind, fence: fence.id, device: state.id, membership: m, time: time, coordinate: coordinate,
                               extra: extra)
         event.timeInside = timeInside
         event.observedAt = Date(timeIntervalSince1970: observedAt ?? time)

@@ -126,7 +126,7 @@ extension DetectionEngine {
     }
 
     private func snapshot(slot: Int32) -> DeviceSnapshot {
-        let state = devices[Int(slot)]
+        let state = state(ofSlot: Int(slot))
         var memberships: [MembershipSnapshot] = []
         memberships.reserveCapacity(state.inside.count)
         for m in state.inside {
@@ -166,7 +166,8 @@ extension DetectionEngine {
         guard devices.isEmpty else { throw .engineNotEmpty }
         let base = Int(clamping: max(0, engineState?.acceptedSequence ?? 0))
         var newTable = DeviceTable()
-        var newDevices: [DeviceState] = []
+        var newDevices: [DeviceRecord] = []
+        var newInstantVisits: [Int32: [InstantVisit]] = [:]
         newDevices.reserveCapacity(snapshots.count)
         var newTimers: [DwellTimer] = []
         var newOptions: [Int32: DeviceOptionsState] = [:]
@@ -227,11 +228,13 @@ extension DetectionEngine {
             if let stream = snapshot.stream, configuration.usesStreamOptions || !stream.buffered.isEmpty {
                 newStreams[deviceSlot] = try streamState(stream, device: snapshot.device)
             }
-            newDevices.append(state)
+            newDevices.append(state.record)
+            if !state.instantVisits.isEmpty { newInstantVisits[deviceSlot] = state.instantVisits }
             newTable.insert(deviceSlot, hash: hash, in: newDevices)
         }
         deviceTable = newTable
         devices = newDevices
+        instantVisits = newInstantVisits
         for timer in newTimers { timers.push(timer) }
         if let engineState {
             sequenceBase = base
@@ -245,7 +248,7 @@ extension DetectionEngine {
         for slot in newStreams.keys.sorted() { scheduleRelease(slot) }
         for (slot, var opt) in newOptions {
             opt.scheduledDue = nil
-            scheduleNext(slot, state: devices[Int(slot)], opt: &opt)
+            scheduleNext(slot, state: state(ofSlot: Int(slot)), opt: &opt)
             optionStates[slot] = opt
         }
     }

@@ -70,7 +70,12 @@ public struct DetectionEngine: Sendable {
 
     var fences: FenceSet
     var deviceTable = DeviceTable()
-    var devices: [DeviceState] = []
+    /// Per device slot: its record (56 bytes; what an idle device costs, with its table bucket).
+    var devices: [DeviceRecord] = []
+    /// Instant visits (``DeviceState/instantVisits``) of the few devices that have any, by device slot:
+    /// kept beside the records because they are empty almost always, so that an idle device's record
+    /// needs no room for them.
+    var instantVisits: [Int32: [InstantVisit]] = [:]
     var timers = DwellTimers()
     var scratch: [FenceSet.Slot] = []
     /// Reused buffers of ``evaluate(deviceSlot:time:coordinate:inside:into:)``: a device's new fence
@@ -310,7 +315,7 @@ public struct DetectionEngine: Sendable {
             }
             devices[deviceIndex].inside[m].hasDwelled = true
             if fence.events.contains(.dwell), !isExpired(fence, at: dueTime) {
-                due.append(makeEvent(.dwell, fence: fence.id, device: devices[deviceIndex],
+                due.append(makeEvent(.dwell, fence: fence.id, device: devices[deviceIndex].id,
                                      membership: devices[deviceIndex].inside[m], time: dueTime,
                                      coordinate: devices[deviceIndex].lastCoordinate))
             }
@@ -335,13 +340,12 @@ public struct DetectionEngine: Sendable {
         if configuration.reorderWindow > 0 { releaseBuffered(slot, upTo: now - configuration.reorderWindow, into: &events) }
         let d = Int(slot)
         guard devices[d].updateCount > 0 else { return }
-        var state = devices[d]
-        devices[d].inside = []  // keep the array uniquely referenced while we edit `state`
+        var state = takeState(d)
         if usesOptions {
             var opt = optionStates.removeValue(forKey: slot) ?? freshOptionState(for: state)
             var list: [KeyedEvent] = []
             runDue(&state, &opt, until: now, only: nil, coordinate: state.lastCoordinate, into: &list)
-            devices[d] = state
+            store(state, at: d)
             if let scheduled = opt.scheduledDue, scheduled <= now { opt.scheduledDue = nil }  // that timer is spent
             scheduleNext(slot, state: state, opt: &opt)
             optionStates[slot] = opt
@@ -351,7 +355,7 @@ public struct DetectionEngine: Sendable {
         }
         // Its pending timers stay in the heap; they find the dwell fired and do nothing.
         fireDueDwells(of: &state, by: now, coordinate: state.lastCoordinate, into: &events)
-        devices[d] = state
+        store(state, at: d)
     }
 
     /// Fires every dwell that falls due by `time` and returns the events.
@@ -398,7 +402,7 @@ public struct DetectionEngine: Sendable {
     /// Gives the device, unknown so far, a new slot; `hash` is its ``DeviceTable/hash(_:)``.
     mutating func addDevice(_ device: DeviceID, hash: UInt64) -> Int32 {
         let slot = Int32(devices.count)
-        devices.append(DeviceState(id: device))
+        devices.append(DeviceRecord(id: device))
         deviceTable.insert(slot, hash: hash, in: devices)
         return slot
     }
@@ -422,7 +426,7 @@ public struct DetectionEngine: Sendable {
                 let traits = fences.traits(ofSlot: m.slot)
                 guard traits.exists, t < traits.expiry, traits.events.contains(.exit),
                       let fence = fences.id(ofSlot: m.slot) else { continue }
-                var event = makeEvent(.exit, fence: fence, device: state, membership: m, time: t,
+                var event = makeEvent(.exit, fence: fence, device: state.id, membership: m, time: t,
                                       coordinate: state.lastCoordinate)
                 event.timeInside = t - m.entryTime
                 event.reason = .reset
@@ -436,6 +440,7 @@ public struct DetectionEngine: Sendable {
         // and no option state, and fire nothing.
         deviceTable.remove(device, in: devices)
         devices[Int(slot)].inside = []
+        instantVisits.removeValue(forKey: slot)
         optionStates.removeValue(forKey: slot)
         streamStates.removeValue(forKey: slot)
         return true
@@ -453,8 +458,7 @@ public struct DetectionEngine: Sendable {
             return
         }
 
-        var state = devices[d]
-        devices[d].inside = []  // keep the array uniquely referenced while we edit `state`
+        var state = takeState(d)
         if !state.instantVisits.isEmpty { state.instantVisits.removeAll { $0.entryTime < t } }  // no visit begins before t
 
         // 1. Dwells due by t, ordered by time then fence id.
@@ -481,7 +485,7 @@ public struct DetectionEngine: Sendable {
                 if m.entryTime == t { state.noteInstantVisit(m, keepingFrom: t) }
                 if traits.events.contains(.exit), let fence = fences.id(ofSlot: m.slot) {
                     statistics.exits += 1
-                    var event = makeEvent(.exit, fence: fence, device: state, membership: m, time: t,
+                    var event = makeEvent(.exit, fence: fence, device: state.id, membership: m, time: t,
                                           coordinate: coordinate)
                     event.timeInside = t - m.entryTime
                     events.append(event)
@@ -499,7 +503,7 @@ public struct DetectionEngine: Sendable {
                 }
                 if traits.events.contains(.entry), let fence = fences.id(ofSlot: new) {
                     statistics.entries += 1
-                    entries.append(makeEvent(.entry, fence: fence, device: state, membership: m, time: t,
+                    entries.append(makeEvent(.entry, fence: fence, device: state.id, membership: m, time: t,
                                              coordinate: coordinate))
                 }
             }
@@ -511,7 +515,7 @@ public struct DetectionEngine: Sendable {
         state.inside.removeAll(keepingCapacity: true)
         state.inside.append(contentsOf: kept)
         state.finish(time: t, coordinate: coordinate)
-        devices[d] = state
+        store(state, at: d)
         kept.removeAll(keepingCapacity: true)
         entries.removeAll(keepingCapacity: true)
         keptScratch = kept
@@ -550,7 +554,7 @@ public struct DetectionEngine: Sendable {
             guard due <= t else { continue }
             state.inside[i].hasDwelled = true
             if traits.events.contains(.dwell), due < traits.expiry, let fence = fences.id(ofSlot: state.inside[i].slot) {
-                events.append(makeEvent(.dwell, fence: fence, device: state, membership: state.inside[i],
+                events.append(makeEvent(.dwell, fence: fence, device: state.id, membership: state.inside[i],
                                         time: due, coordinate: coordinate))
             }
         }
@@ -609,16 +613,16 @@ public struct DetectionEngine: Sendable {
     /// An event of the visit `m`. Its id hashes the visit id, the kind and the event time, plus `extra`
     /// where one visit has several events of a kind: the repeat number of a repeated dwell, the number
     /// of a level event among the device's updates at one instant.
-    func makeEvent(_ kind: GeofenceEventKind, fence: FenceID, device: DeviceState, membership m: Membership,
+    func makeEvent(_ kind: GeofenceEventKind, fence: FenceID, device: DeviceID, membership m: Membership,
                    time: Double, coordinate: Coordinate, extra: UInt64? = nil) -> GeofenceEvent {
-        let visit = visitHash(device: device.id, fence: fence, membership: m)
+        let visit = visitHash(device: device, fence: fence, membership: m)
         var hash = StableHash()
         hash.combine(hexOf: visit)  // the visit id's text, as the id's definition reads
         hash.combine(kind.rawValue)
         hash.combine(time)
         if let extra { hash.combine(extra) }
         return GeofenceEvent(identifier: hash.identifier, visitIdentifier: visit.identifier, kind: kind, fence: fence,
-                             device: device.id, time: Date(timeIntervalSince1970: time), coordinate: coordinate)
+                             device: device, time: Date(timeIntervalSince1970: time), coordinate: coordinate)
     }
 
     private static func normalised(_ c: Coordinate) -> Coordinate? {
@@ -632,8 +636,34 @@ public struct DetectionEngine: Sendable {
 
 // MARK: - Per-device state
 
-/// One device's presence: 64 bytes plus 24 per fence it is inside.
-struct DeviceState: Sendable {
+extension DetectionEngine {
+    /// Device `d`'s record with its instant visits, to be edited and given back with ``store(_:at:)``.
+    /// The record's fence list is left empty meanwhile, so that the copy's stays uniquely referenced.
+    @inline(__always)
+    mutating func takeState(_ d: Int) -> DeviceState {
+        let visits = instantVisits.isEmpty ? [] : instantVisits.removeValue(forKey: Int32(d)) ?? []
+        let state = DeviceState(devices[d], instantVisits: visits)
+        devices[d].inside = []
+        return state
+    }
+
+    /// Puts back a state taken with ``takeState(_:)``.
+    @inline(__always)
+    mutating func store(_ state: DeviceState, at d: Int) {
+        devices[d] = state.record
+        if !state.instantVisits.isEmpty { instantVisits[Int32(d)] = state.instantVisits }
+    }
+
+    /// Device `d`'s record with its instant visits, to read.
+    func state(ofSlot d: Int) -> DeviceState {
+        DeviceState(devices[d], instantVisits: instantVisits.isEmpty ? [] : instantVisits[Int32(d)] ?? [])
+    }
+}
+
+/// What the engine keeps per device slot: 56 bytes, plus 24 per fence the device is inside (and, beside
+/// it, its instant visits when it has any). Idle devices are the many: `DeviceStateSizeTests` pins this
+/// size with the device table's share.
+struct DeviceRecord: Sendable {
     var id: DeviceID
     var lastTime: Double = -.infinity
     var lastCoordinate = Coordinate(latitude: 0, longitude: 0)
@@ -641,12 +671,50 @@ struct DeviceState: Sendable {
     var updateCount: UInt64 = 0
     /// Fences the device is inside, ascending by slot.
     var inside: [Membership] = []
+
+    init(id: DeviceID) { self.id = id }
+
+    @inline(__always)
+    mutating func finish(time: Double, coordinate: Coordinate) {
+        lastTime = time
+        lastCoordinate = coordinate
+        updateCount &+= 1
+    }
+}
+
+/// One device's presence while an update or a timer edits it: its record and its instant visits.
+struct DeviceState: Sendable {
+    var record: DeviceRecord
     /// Visits (and crossings) that began and ended at one instant, the latest per fence: a visit of that
     /// fence beginning again at that instant is numbered after it. Empty almost always (it takes
     /// several updates with equal times), so the common path neither reads nor allocates it.
-    var instantVisits: [InstantVisit] = []
+    var instantVisits: [InstantVisit]
 
-    init(id: DeviceID) { self.id = id }
+    init(_ record: DeviceRecord, instantVisits: [InstantVisit] = []) {
+        self.record = record
+        self.instantVisits = instantVisits
+    }
+
+    init(id: DeviceID) { self.init(DeviceRecord(id: id)) }
+
+    var id: DeviceID { record.id }
+    var lastTime: Double {
+        get { record.lastTime }
+        set { record.lastTime = newValue }
+    }
+    var lastCoordinate: Coordinate {
+        get { record.lastCoordinate }
+        set { record.lastCoordinate = newValue }
+    }
+    var updateCount: UInt64 {
+        get { record.updateCount }
+        set { record.updateCount = newValue }
+    }
+    /// Fences the device is inside, ascending by slot.
+    var inside: [Membership] {
+        _read { yield record.inside }
+        _modify { yield &record.inside }
+    }
 
     /// Which visit of the fence in `slot` beginning at `time` a visit beginning now is: 0 for the
     /// first, one more than the latest that began and ended at that instant.
@@ -670,11 +738,8 @@ struct DeviceState: Sendable {
         instantVisits.append(InstantVisit(slot: m.slot, ordinal: m.ordinal, entryTime: m.entryTime))
     }
 
-    mutating func finish(time: Double, coordinate: Coordinate) {
-        lastTime = time
-        lastCoordinate = coordinate
-        updateCount &+= 1
-    }
+    @inline(__always)
+    mutating func finish(time: Double, coordinate: Coordinate) { record.finish(time: time, coordinate: coordinate) }
 }
 
 /// That a device is inside the fence in `slot`: 24 bytes (the flags share a word with the sequence).

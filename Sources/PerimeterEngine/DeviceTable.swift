@@ -12,14 +12,26 @@ import Foundation
 /// not tell such ids apart: it is computed over the id's UTF-8 bytes when they are ASCII and over its
 /// canonical composition (NFC) otherwise — ASCII text is its own NFC, so an id that is not ASCII but
 /// equivalent to ASCII text (a Kelvin sign for `K`) lands in the same bucket as that text.
+///
+/// Memory: the table holds at most three ids per four buckets and grows by half when full, so it never
+/// drops below one id per two buckets — at most 8 bytes per device (4 to 8), on top of its 56-byte
+/// ``DeviceRecord``. Bucket counts are therefore not powers of two; a hash is mapped to a bucket by
+/// multiplying (the high word of hash × count), which costs no more than a mask.
 struct DeviceTable: Sendable {
-    /// Per bucket: the device slot plus one; 0 marks an empty bucket. The count is a power of two.
+    /// Per bucket: the device slot plus one; 0 marks an empty bucket.
     private var buckets: [UInt32] = []
     /// Number of ids in the table.
     private(set) var count = 0
 
     /// Bytes the buckets occupy (for memory accounting).
     var bucketBytes: Int { buckets.capacity * MemoryLayout<UInt32>.stride }
+
+    /// The largest share of the buckets the table fills before it grows, as a fraction (3/4).
+    static let maximumLoad = (numerator: 3, denominator: 4)
+    /// Bucket count asked for when growing from `n` buckets: half as many again, less what the
+    /// allocator may round the array up by (every bucket it gives is used: a few buckets, up to a page
+    /// for an array it maps on its own), 16 at first.
+    static func grownCount(from n: Int) -> Int { max(16, n + n / 2 - (n >= 16_384 ? 1_028 : 4)) }
 
     /// The hash of `id`, equal for canonically equivalent ids.
     @inline(__always)
@@ -64,33 +76,40 @@ struct DeviceTable: Sendable {
         return (z ^ (z >> 31)) &* 0x94D0_49BB_1331_11EB
     }
 
+    /// The bucket a hash starts probing at, in `0..<bucketCount`.
+    @inline(__always)
+    private static func home(_ hash: UInt64, _ bucketCount: Int) -> Int {
+        Int(truncatingIfNeeded: hash.multipliedFullWidth(by: UInt64(bucketCount)).high)
+    }
+
     /// The slot of `id`, whose hash is `hash`, if the table holds it.
     /// - Complexity: O(1) expected.
     @inline(__always)
-    func slot(of id: DeviceID, hash: UInt64, in devices: [DeviceState]) -> Int32? {
+    func slot(of id: DeviceID, hash: UInt64, in devices: [DeviceRecord]) -> Int32? {
         guard !buckets.isEmpty else { return nil }
         return buckets.withUnsafeBufferPointer { buckets in
-            let mask = buckets.count - 1
-            var b = Int(truncatingIfNeeded: hash) & mask
+            let n = buckets.count
+            var b = Self.home(hash, n)
             while true {
                 let entry = buckets[b]
                 if entry == 0 { return nil }
                 let slot = Int(entry) - 1
                 if devices[slot].id == id { return Int32(slot) }
-                b = (b + 1) & mask
+                b += 1
+                if b == n { b = 0 }
             }
         }
     }
 
     /// The slot of `id`, if the table holds it.
-    func slot(of id: DeviceID, in devices: [DeviceState]) -> Int32? {
+    func slot(of id: DeviceID, in devices: [DeviceRecord]) -> Int32? {
         slot(of: id, hash: Self.hash(id), in: devices)
     }
 
     /// Adds `slot`, whose device (in `devices`) has an id with hash `hash` that the table does not hold.
     /// - Complexity: O(1) amortised.
-    mutating func insert(_ slot: Int32, hash: UInt64, in devices: [DeviceState]) {
-        if (count + 1) * 4 > buckets.count * 3 { grow(in: devices) }
+    mutating func insert(_ slot: Int32, hash: UInt64, in devices: [DeviceRecord]) {
+        if (count + 1) * Self.maximumLoad.denominator > buckets.count * Self.maximumLoad.numerator { grow(in: devices) }
         place(slot, hash: hash)
         count += 1
     }
@@ -98,29 +117,29 @@ struct DeviceTable: Sendable {
     /// Removes `id`; returns its slot, or `nil` when the table did not hold it.
     /// - Complexity: O(1) expected (the entries after it in its run are moved back).
     @discardableResult
-    mutating func remove(_ id: DeviceID, in devices: [DeviceState]) -> Int32? {
+    mutating func remove(_ id: DeviceID, in devices: [DeviceRecord]) -> Int32? {
         guard !buckets.isEmpty else { return nil }
-        let mask = buckets.count - 1
-        var b = Int(truncatingIfNeeded: Self.hash(id)) & mask
+        let n = buckets.count
+        var b = Self.home(Self.hash(id), n)
         while true {
             let entry = buckets[b]
             if entry == 0 { return nil }
             if devices[Int(entry) - 1].id == id { break }
-            b = (b + 1) & mask
+            b = b + 1 == n ? 0 : b + 1
         }
         let removed = Int32(buckets[b]) - 1
         // Backward-shift deletion: move each later entry of the run into the hole when its home bucket
         // does not lie cyclically after the hole, so every lookup still finds it without tombstones.
+        @inline(__always) func distance(_ from: Int, _ to: Int) -> Int { to >= from ? to - from : to + n - from }
         var hole = b
-        var next = (hole + 1) & mask
+        var next = hole + 1 == n ? 0 : hole + 1
         while buckets[next] != 0 {
-            let home = Int(truncatingIfNeeded: Self.hash(devices[Int(buckets[next]) - 1].id)) & mask
-            let distanceToNext = (next - home) & mask, distanceToHole = (hole - home) & mask
-            if distanceToHole < distanceToNext {
+            let home = Self.home(Self.hash(devices[Int(buckets[next]) - 1].id), n)
+            if distance(home, hole) < distance(home, next) {
                 buckets[hole] = buckets[next]
                 hole = next
             }
-            next = (next + 1) & mask
+            next = next + 1 == n ? 0 : next + 1
         }
         buckets[hole] = 0
         count -= 1
@@ -134,15 +153,16 @@ struct DeviceTable: Sendable {
     }
 
     private mutating func place(_ slot: Int32, hash: UInt64) {
-        let mask = buckets.count - 1
-        var b = Int(truncatingIfNeeded: hash) & mask
-        while buckets[b] != 0 { b = (b + 1) & mask }
+        let n = buckets.count
+        var b = Self.home(hash, n)
+        while buckets[b] != 0 { b = b + 1 == n ? 0 : b + 1 }
         buckets[b] = UInt32(slot) + 1
     }
 
-    private mutating func grow(in devices: [DeviceState]) {
+    private mutating func grow(in devices: [DeviceRecord]) {
         let old = buckets
-        buckets = Array(repeating: 0, count: max(16, old.count * 2))
+        buckets = Array(repeating: 0, count: Self.grownCount(from: old.count))
+        buckets.append(contentsOf: repeatElement(0, count: buckets.capacity - buckets.count))
         for entry in old where entry != 0 {
             place(Int32(entry - 1), hash: Self.hash(devices[Int(entry) - 1].id))
         }

@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import PerimeterGeometry
 
 /// How one region is put into the grid.
@@ -56,6 +58,12 @@ struct IndexBuilder {
     var polygonEdges: [EdgeRecord] = []
     var pairs: [UInt64] = []
     var cellKeys: [UInt64] = []
+    /// The radix sort's second buffer (``sortPairsByCell()``).
+    var radixScratch: [UInt64] = []
+
+    /// Rasterized parts of the regions, beyond `self`'s (see ``rasterizeInParts(work:expected:)``):
+    /// regions in ascending blocks, each part's entries pointing into its own edge store.
+    var parts: [RasterPart] = []
 
     /// Target number of grid cells per polygon edge (tuned on the France-like benchmark).
     static let cellsPerEdge = 1.0
@@ -74,7 +82,9 @@ struct IndexBuilder {
         self.forcedSide = forcedSide
     }
 
-    mutating func build() {
+    /// Plans, sizes the grid and rasterizes. `threads`: how many threads rasterize (`nil`: up to
+    /// ``maximumThreads`` on the machine's cores, one for little work).
+    mutating func build(threads: Int? = nil) {
         plans = regions.map(RegionPlan.init)
         var boxes: [(region: Int, box: WrappedBox)] = []
         var work = 0.0
@@ -92,19 +102,81 @@ struct IndexBuilder {
         // more of an import's index build than rasterizing (memmove and page faults, perf). Room not used
         // is address space only; the index keeps exact-size copies (``groupEntriesByCell()``).
         let expected = Int(min(work, 1e9))
+        let threads = threads
+            ?? (work >= Self.parallelWork ? min(Self.maximumThreads, ProcessInfo.processInfo.activeProcessorCount) : 1)
+        if threads > 1, plans.count > 1 {
+            rasterizeInParts(threads, work: work)
+        } else {
+            reserve(expected)
+            rasterize(plans.indices)
+        }
+        alwaysTested.sort()
+    }
+
+    /// Reserves room for what regions with `expected` edges will likely emit.
+    mutating func reserve(_ expected: Int) {
         edges.reserveCapacity(3 * expected)
         pendingEntries.reserveCapacity(2 * expected)
         pendingCells.reserveCapacity(2 * expected)
-        for (r, plan) in plans.enumerated() {
+    }
+
+    /// Rasterizes the regions in `range`, in order.
+    mutating func rasterize(_ range: Range<Int>) {
+        for r in range {
             let entryMark = pendingEntries.count, edgeMark = edges.count
-            if !add(plan, region: Int32(r)) {
+            if !add(plans[r], region: Int32(r)) {
                 pendingEntries.removeSubrange(entryMark...)
                 pendingCells.removeSubrange(entryMark...)
                 edges.removeSubrange(edgeMark...)
                 alwaysTested.append(Int32(r))
             }
         }
-        alwaysTested.sort()
+    }
+
+    /// At most this many threads rasterize one index.
+    static let maximumThreads = 4
+    /// Below this much work (in edges) the regions are rasterized on the calling thread: starting
+    /// threads would cost more than it saves.
+    static let parallelWork = 200_000.0
+
+    /// Rasterizes the regions in `threads` blocks of consecutive regions of about equal work, each on a
+    /// thread of Dispatch's pool with a builder of its own; the first block's output stays in `self`,
+    /// the others' go to ``parts``. Each region is rasterized exactly as on one thread, and
+    /// ``groupEntriesByCell()`` reads the blocks in region order, so the index is the same.
+    mutating func rasterizeInParts(_ threads: Int, work: Double) {
+        var cuts = [0]
+        var done = 0.0
+        for (r, plan) in plans.enumerated() where cuts.count < threads {
+            done += Self.work(of: plan)
+            if done >= work * Double(cuts.count) / Double(threads) { cuts.append(r + 1) }
+        }
+        cuts.append(plans.count)
+        let bounds = cuts
+        var workers = (0..<bounds.count - 1).map { _ in
+            var worker = IndexBuilder(regions: [], forcedSide: forcedSide)
+            worker.plans = plans
+            worker.grid = grid
+            return worker
+        }
+        workers.withUnsafeMutableBufferPointer { buffer in
+            let shared = SharedBuilders(buffer)
+            DispatchQueue.concurrentPerform(iterations: shared.builders.count) { k in
+                let range = bounds[k] ..< bounds[k + 1]
+                let blockWork = range.reduce(0.0) { $0 + Self.work(of: shared.builders[k].plans[$1]) }
+                shared.builders[k].reserve(Int(min(blockWork, 1e9)))
+                shared.builders[k].rasterize(range)
+                shared.builders[k].plans = []
+            }
+        }
+        let first = workers.removeFirst()
+        pendingCells = first.pendingCells
+        pendingEntries = first.pendingEntries
+        edges = first.edges
+        alwaysTested += first.alwaysTested
+        for worker in workers {
+            alwaysTested += worker.alwaysTested
+            parts.append(RasterPart(cells: worker.pendingCells, entries: worker.pendingEntries, edges: worker.edges))
+        }
     }
 
     /// Rasterizes one region; `false` if it must be tested exactly on every query instead.
@@ -221,29 +293,41 @@ struct IndexBuilder {
     /// from two contiguous runs of memory instead of one scattered run per region.
     /// - Complexity: O(C + E) for C entries and E edge records; holds a second copy of the edge store
     ///   while it runs.
+    /// With ``parts`` (a parallel build) the parts are read after `self`'s own entries, in order: the
+    /// blocks hold ascending regions, so region order within a cell is kept just the same.
     mutating func groupEntriesByCell() -> (cellStart: [UInt32], entries: [CellEntry], edges: [EdgeRecord]) {
+        let all = [RasterPart(cells: pendingCells, entries: pendingEntries, edges: edges)] + parts
+        pendingCells = []
+        pendingEntries = []
+        edges = []
+        parts = []
         let cellCount = grid.cellCount
         var start = [UInt32](repeating: 0, count: cellCount + 1)
-        for cell in pendingCells { start[Int(cell) + 1] += 1 }
+        for part in all {
+            for cell in part.cells { start[Int(cell) + 1] += 1 }
+        }
         for c in 0..<cellCount { start[c + 1] += start[c] }
         var cursor = start
         var grouped = [CellEntry](repeating: CellEntry(region: 0, flags: 0, edgeStart: 0, edgeCount: 0),
-                                  count: pendingEntries.count)
-        for (cell, entry) in zip(pendingCells, pendingEntries) {
-            let slot = Int(cursor[Int(cell)])
-            grouped[slot] = entry
-            cursor[Int(cell)] += 1
+                                  count: all.reduce(0) { $0 + $1.entries.count })
+        // Which part an entry's edges are in, by position in `grouped` (only with several parts).
+        var partOf = all.count > 1 ? [UInt8](repeating: 0, count: grouped.count) : []
+        for (p, part) in all.enumerated() {
+            for (cell, entry) in zip(part.cells, part.entries) {
+                let slot = Int(cursor[Int(cell)])
+                grouped[slot] = entry
+                if all.count > 1 { partOf[slot] = UInt8(p) }
+                cursor[Int(cell)] += 1
+            }
         }
-        pendingCells = []
-        pendingEntries = []
         var ordered: [EdgeRecord] = []
-        ordered.reserveCapacity(edges.count)
+        ordered.reserveCapacity(all.reduce(0) { $0 + $1.edges.count })
         for i in grouped.indices where grouped[i].edgeCount > 0 {
             let first = Int(grouped[i].edgeStart)
             grouped[i].edgeStart = UInt32(ordered.count)
-            ordered.append(contentsOf: edges[first ..< first + Int(grouped[i].edgeCount)])
+            let source = all.count > 1 ? all[Int(partOf[i])].edges : all[0].edges
+            ordered.append(contentsOf: source[first ..< first + Int(grouped[i].edgeCount)])
         }
-        edges = []
         return (start, grouped, ordered)
     }
 
@@ -274,4 +358,18 @@ struct IndexBuilder {
             for column in columns { body(row * grid.columns + column, column, row) }
         }
     }
+}
+
+/// What one block of regions rasterized: its entries, their cells, and the edge store they point into.
+struct RasterPart {
+    var cells: [UInt32]
+    var entries: [CellEntry]
+    var edges: [EdgeRecord]
+}
+
+/// Hands the builders to `concurrentPerform`'s closure. Sound because iteration k touches only
+/// builder k, and the buffer outlives the call.
+private struct SharedBuilders: @unchecked Sendable {
+    let builders: UnsafeMutableBufferPointer<IndexBuilder>
+    init(_ builders: UnsafeMutableBufferPointer<IndexBuilder>) { self.builders = builders }
 }
