@@ -101,8 +101,10 @@ public final class PerimeterServer: Sendable {
             sqliteStore?.close()
             throw ServerError("cannot set up webhooks: \(error.message)")
         }
+        // Weak: the dispatcher's `onOutcome` holds the metrics, so a strong reference here would be a
+        // cycle that keeps the dispatcher, its service and store alive after the server is gone.
         let dispatcher = webhooks
-        metrics.readWebhookDeliveries { try? dispatcher.deliveryTotals() }
+        metrics.readWebhookDeliveries { [weak dispatcher] in try? dispatcher?.deliveryTotals() }
         var apiConfiguration = configuration.api
         apiConfiguration.maximumBodySize = max(1, apiConfiguration.maximumBodySize)
         let api = PerimeterAPI(service: service, configuration: apiConfiguration, metrics: metrics, storeSize: storeSize,
