@@ -140,7 +140,7 @@ extension GeofencingService {
         }
         if !removed.isEmpty {
             let doomed = Set(removed)
-            try removeFeatures(relaying: false) { doomed.contains($0.id) }
+            _ = try removeFeatures(relaying: false) { doomed.contains($0.id) }
         }
         return refused
     }
