@@ -269,9 +269,6 @@ public final class ClusterWorker: @unchecked Sendable {
                     usleep(100_000)
                 }
             }
-            // The thread holds this block, which holds the worker: dropping the worker's reference to
-            // the thread ends that cycle, so a stopped worker and its connections are freed.
-            state.withLock { $0.thread = nil }
             done.signal()
         }
         thread.name = "perimeter cluster worker \(configuration.id)"

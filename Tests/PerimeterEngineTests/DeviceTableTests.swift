@@ -89,7 +89,7 @@ struct DeviceTableTests {
             Fence(id: FenceID("c\($0)"), region: Region(.circle(center: Coordinate(latitude: 0, longitude: 0), radius: 100 + 10 * Double($0))))
         }
         var engine = DetectionEngine(fences: fences)
-        for i in 0..<100 { engine.process(Self.update(DeviceID("idle-\(i)"), 0, inside: false)) }
+        for i in 0..<100 { _ = engine.process(Self.update(DeviceID("idle-\(i)"), 0, inside: false)) }
         let idle = engine.deviceMemory
         #expect(idle.devices == 100)
         #expect(idle.presenceBytes == 0)
@@ -103,7 +103,7 @@ struct DeviceTableTests {
         #expect(added >= 3 * MemoryLayout<Membership>.stride)
         #expect(added <= DetectionEngine.arrayHeaderBytes + 8 * MemoryLayout<Membership>.stride)  // O(k), not more
 
-        engine.process(Self.update("a-device-id-longer-than-fifteen-bytes", 2, inside: false))
+        _ = engine.process(Self.update("a-device-id-longer-than-fifteen-bytes", 2, inside: false))
         #expect(engine.deviceMemory.idBytes > 37)
     }
 
