@@ -48,6 +48,10 @@ public final class ClusterWorker: @unchecked Sendable {
         public var engine: DetectionEngine.Configuration
         /// The fences when there is no fences bucket.
         public var fences: [Fence]
+        /// Where timing lines go — membership reads, acquisitions, slow or failed rounds, lease renewals
+        /// that failed or came back (`perimeter worker` prints them when `PERIMETER_WORKER_TRACE=1`);
+        /// `nil`: nowhere.
+        public var trace: (@Sendable (String) -> Void)?
 
         /// A configuration with the given id and the defaults: 10 s leases, 64 partitions, batches of
         /// 1000, ticks every 0.25 s, L = 5 s, a snapshot every 10 000 records, the membership read every
@@ -55,7 +59,8 @@ public final class ClusterWorker: @unchecked Sendable {
         public init(id: String, leaseDuration: Duration = .seconds(10), maxPartitions: Int = 64, batchSize: Int = 1000,
                     tickInterval: Duration = .milliseconds(250), allowedLateness: Duration = .seconds(5), snapshotEvery: Int = 10_000,
                     membershipInterval: Duration = .seconds(1),
-                    engine: DetectionEngine.Configuration = DetectionEngine.Configuration(), fences: [Fence] = []) {
+                    engine: DetectionEngine.Configuration = DetectionEngine.Configuration(), fences: [Fence] = [],
+                    trace: (@Sendable (String) -> Void)? = nil) {
             self.id = id
             self.leaseDuration = leaseDuration
             self.maxPartitions = maxPartitions
@@ -66,6 +71,7 @@ public final class ClusterWorker: @unchecked Sendable {
             self.membershipInterval = membershipInterval
             self.engine = engine
             self.fences = fences
+            self.trace = trace
         }
     }
 
@@ -123,7 +129,8 @@ public final class ClusterWorker: @unchecked Sendable {
         self.clock = clock
         let membership = WorkerMembership(bucket: leases, presence: WorkerPresence(id: configuration.id, maxPartitions: configuration.maxPartitions))
         self.membership = membership
-        renewer = LeaseRenewer(interval: configuration.leaseDuration / 6, heartbeat: { try? membership.announce() })
+        renewer = LeaseRenewer(interval: configuration.leaseDuration / 6, heartbeat: { try? membership.announce() },
+                               trace: configuration.trace)
     }
 
     /// A worker on a cluster's resources (``ClusterResources/open(on:layout:replicas:leaseDuration:)``):
@@ -157,18 +164,23 @@ public final class ClusterWorker: @unchecked Sendable {
     /// One round (see the type's description). - Returns: the input records applied.
     @discardableResult
     public func runOnce() throws -> Int {
-        try readMembershipIfDue()
-        try handOver()
-        try acquire()
+        try timed("membership read") { try readMembershipIfDue() }
+        try timed("hand-over") { try handOver() }
+        try timed("acquire") { try acquire() }
         var applied = 0
         var firstError: (any Error)?
         for partition in state.withLock({ $0.owned.keys.sorted() }) {
             // One partition's failure (its consumer's server died, a publish failed) must not stop the others.
+            let started = ContinuousClock.now
             do {
                 applied += try round(partition)
+                if ContinuousClock.now - started >= ClusterWorker.slow { trace("partition \(partition): round took \(ClusterWorker.format(ContinuousClock.now - started))") }
             } catch {
+                trace("partition \(partition): round failed after \(ClusterWorker.format(ContinuousClock.now - started)): \(error)")
                 firstError = firstError ?? error
+                let recovering = ContinuousClock.now
                 recover(partition)
+                trace("partition \(partition): recovery took \(ClusterWorker.format(ContinuousClock.now - recovering))")
             }
         }
         if let firstError { throw firstError }
@@ -298,6 +310,7 @@ public final class ClusterWorker: @unchecked Sendable {
     }
 
     private func drop(_ partition: Int) {
+        trace("partition \(partition): dropped (lease lost or no longer valid)")
         renewer.remove(partition)
         _ = state.withLock { $0.owned.removeValue(forKey: partition) }
     }
@@ -341,19 +354,55 @@ public final class ClusterWorker: @unchecked Sendable {
         var count = owned.count
         for partition in 0..<layout.partitioning.count where !owned.contains(partition) && assignment[partition] == configuration.id {
             guard count < configuration.maxPartitions else { return }
-            guard let lease = try PartitionLease.acquire(in: leases, partition: partition, owner: configuration.id,
-                                                         duration: configuration.leaseDuration) else { continue }
+            let started = ContinuousClock.now
+            let taken: PartitionLease?
+            do {
+                taken = try PartitionLease.acquire(in: leases, partition: partition, owner: configuration.id,
+                                                   duration: configuration.leaseDuration)
+            } catch {
+                trace("partition \(partition): lease not taken after \(ClusterWorker.format(ContinuousClock.now - started)): \(error)")
+                throw error
+            }
+            guard let lease = taken else { continue }
+            let leased = ContinuousClock.now
             do {
                 let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
                                                         configuration: configuration.engine, fences: configuration.fences,
                                                         fenceBucket: fenceBucket)
+                trace("partition \(partition): taken — lease \(ClusterWorker.format(leased - started)), resume \(ClusterWorker.format(ContinuousClock.now - leased))")
                 state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: .now, recordsSinceSnapshot: 0) }
                 renewer.add(lease)
                 count += 1
             } catch {
+                trace("partition \(partition): resume failed after \(ClusterWorker.format(ContinuousClock.now - leased)): \(error)")
                 try? lease.release()
                 throw error
             }
         }
+    }
+
+    /// A step of a round slower than this is traced.
+    private static let slow = Duration.milliseconds(500)
+
+    private func trace(_ message: @autoclosure () -> String) {
+        configuration.trace?(message())
+    }
+
+    /// Runs `body`, tracing it when it was slow or failed.
+    private func timed(_ what: String, _ body: () throws -> Void) throws {
+        let started = ContinuousClock.now
+        do {
+            try body()
+        } catch {
+            trace("\(what) failed after \(ClusterWorker.format(ContinuousClock.now - started)): \(error)")
+            throw error
+        }
+        if ContinuousClock.now - started >= ClusterWorker.slow { trace("\(what) took \(ClusterWorker.format(ContinuousClock.now - started))") }
+    }
+
+    /// `1.234 s`.
+    static func format(_ duration: Duration) -> String {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return String(format: "%.3f s", seconds)
     }
 }
