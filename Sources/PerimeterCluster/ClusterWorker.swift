@@ -135,11 +135,30 @@ public final class ClusterWorker: @unchecked Sendable {
 
     /// A worker on a cluster's resources (``ClusterResources/open(on:layout:replicas:leaseDuration:)``):
     /// fences from its fences bucket, the lease time it was opened with.
+    ///
+    /// The leases bucket is opened again on a JetStream context of its own whose requests wait at most
+    /// ``leaseRequestTimeout(_:)``: renewals, acquisitions and the membership read must not wait out the
+    /// connection's 5 s request timeout, which is longer than a short lease's validity and held up every
+    /// round after a NATS server died (docs/cluster.md, "Worker process"). When that context cannot be
+    /// made, the resources' bucket is used.
     public convenience init(resources: ClusterResources, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() }) {
         var configuration = configuration
         configuration.leaseDuration = resources.leaseDuration
-        self.init(jetStream: resources.jetStream, layout: resources.layout, leases: resources.leases, snapshots: resources.snapshots,
+        let timeout = ClusterWorker.leaseRequestTimeout(resources.leaseDuration)
+        var leases = resources.leases
+        if timeout < resources.jetStream.requestTimeout,
+           let bucket = try? JetStream(resources.jetStream.connection, requestTimeout: timeout).keyValue(resources.leases.name) {
+            leases = bucket
+        }
+        self.init(jetStream: resources.jetStream, layout: resources.layout, leases: leases, snapshots: resources.snapshots,
                   fenceBucket: resources.fences, configuration: configuration, clock: clock)
+    }
+
+    /// How long one request on the leases bucket (a renewal, an acquisition, the membership read) waits
+    /// for an answer: a fifth of the lease time, at least 0.5 s, so that several renewals fit in a
+    /// lease's validity and an unanswered one is retried at the renewer's next pass.
+    public static func leaseRequestTimeout(_ leaseDuration: Duration) -> Duration {
+        max(.milliseconds(500), leaseDuration / 5)
     }
 
     /// The partitions it owns now (a partition whose lease was found lost is no longer counted).
@@ -164,11 +183,18 @@ public final class ClusterWorker: @unchecked Sendable {
     /// One round (see the type's description). - Returns: the input records applied.
     @discardableResult
     public func runOnce() throws -> Int {
-        try timed("membership read") { try readMembershipIfDue() }
-        try timed("hand-over") { try handOver() }
-        try timed("acquire") { try acquire() }
-        var applied = 0
         var firstError: (any Error)?
+        // The leases bucket may not answer (listing its keys creates a consumer, which can time out for
+        // tens of seconds after a NATS server died) while the partitions' streams do: the owned
+        // partitions are stepped whatever happened here.
+        for (what, body) in [("membership read", self.readMembershipIfDue), ("hand-over", self.handOver), ("acquire", self.acquire)] {
+            do {
+                try timed(what, body)
+            } catch {
+                firstError = firstError ?? error
+            }
+        }
+        var applied = 0
         for partition in state.withLock({ $0.owned.keys.sorted() }) {
             // One partition's failure (its consumer's server died, a publish failed) must not stop the others.
             let started = ContinuousClock.now
@@ -310,7 +336,7 @@ public final class ClusterWorker: @unchecked Sendable {
     }
 
     private func drop(_ partition: Int) {
-        trace("partition \(partition): dropped (lease lost or no longer valid)")
+        trace("partition \(partition): no longer owned (lease lost or handed over)")
         renewer.remove(partition)
         _ = state.withLock { $0.owned.removeValue(forKey: partition) }
     }
@@ -321,6 +347,8 @@ public final class ClusterWorker: @unchecked Sendable {
         }
         guard due else { return }
         let readAt = ContinuousClock.now
+        // A read that fails is tried again at the next interval, not at every round.
+        state.withLock { $0.membershipReadAt = readAt }
         let members = try membership.members()
         let assignment = PartitionAssignment.assign(partitions: layout.partitioning.count, workers: members)
         state.withLock {

@@ -292,7 +292,7 @@ extension WorkerProcessTests {
                 w2.kill9()
             }
             try check(waitUntil(seconds: 60) { Set(w1.owned + w2.owned).count == Self.partitions && w1.owned.count == 4 },
-                      "two processes hold half each: \(w1.output)\n\(w2.output)")
+                      "two processes hold half each: \(w1.output)\n\(w2.output)\n\(w1.standardError)\n\(w2.standardError)")
             try check(waitUntil(seconds: 30) { Self.fencesInEffect(js: js, layout: layout, revision: fenceRevision) },
                       "every partition's ticks carry the fences")
             let half = updates.count / 2
