@@ -90,7 +90,12 @@ struct WorkerCommand {
         }
         let signals = StopSignals()
         defer { signals.restore() }
-        let worker = ClusterWorker(resources: resources, configuration: command.configuration)
+        var configuration = command.configuration
+        if let flag = ProcessInfo.processInfo.environment["PERIMETER_WORKER_TRACE"], !flag.isEmpty, flag != "0" {
+            // Timing lines for finding where a recovery spends its time (docs/cluster.md, "Worker process").
+            configuration.trace = { line in console.print("perimeter: trace \(WorkerCommand.clockTime()) \(line)") }
+        }
+        let worker = ClusterWorker(resources: resources, configuration: configuration)
         worker.start()
         console.print("perimeter: worker \(id) on \(command.urls.joined(separator: ",")) (\(command.layout.partitioning.count) partitions, prefix \(command.layout.prefix), lease \(format(command.configuration.leaseDuration))); SIGTERM or Ctrl-C stops gracefully")
         var owned: [Int] = []
@@ -115,6 +120,15 @@ struct WorkerCommand {
         if !removed.isEmpty { change.append("-" + removed.map(String.init).joined(separator: ",")) }
         return "perimeter: worker \(id) owns \(now.count) partition\(now.count == 1 ? "" : "s"): "
             + (now.isEmpty ? "none" : now.map(String.init).joined(separator: ",")) + " (" + change.joined(separator: " ") + ")"
+    }
+
+    /// The wall-clock time of day in UTC with milliseconds, `17:04:05.123` (trace lines).
+    static func clockTime(_ date: Date = Date()) -> String {
+        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded(.down)) % 86_400_000
+        let (hours, minutes) = (milliseconds / 3_600_000, milliseconds / 60_000 % 60)
+        let (seconds, rest) = (milliseconds / 1000 % 60, milliseconds % 1000)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(two(hours)):\(two(minutes)):\(two(seconds)).\(rest < 10 ? "00" : rest < 100 ? "0" : "")\(rest)"
     }
 
     private static func format(_ duration: Duration) -> String {

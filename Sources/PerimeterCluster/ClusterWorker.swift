@@ -48,6 +48,10 @@ public final class ClusterWorker: @unchecked Sendable {
         public var engine: DetectionEngine.Configuration
         /// The fences when there is no fences bucket.
         public var fences: [Fence]
+        /// Where timing lines go — membership reads, acquisitions, slow or failed rounds, lease renewals
+        /// that failed or came back (`perimeter worker` prints them when `PERIMETER_WORKER_TRACE=1`);
+        /// `nil`: nowhere.
+        public var trace: (@Sendable (String) -> Void)?
 
         /// A configuration with the given id and the defaults: 10 s leases, 64 partitions, batches of
         /// 1000, ticks every 0.25 s, L = 5 s, a snapshot every 10 000 records, the membership read every
@@ -55,7 +59,8 @@ public final class ClusterWorker: @unchecked Sendable {
         public init(id: String, leaseDuration: Duration = .seconds(10), maxPartitions: Int = 64, batchSize: Int = 1000,
                     tickInterval: Duration = .milliseconds(250), allowedLateness: Duration = .seconds(5), snapshotEvery: Int = 10_000,
                     membershipInterval: Duration = .seconds(1),
-                    engine: DetectionEngine.Configuration = DetectionEngine.Configuration(), fences: [Fence] = []) {
+                    engine: DetectionEngine.Configuration = DetectionEngine.Configuration(), fences: [Fence] = [],
+                    trace: (@Sendable (String) -> Void)? = nil) {
             self.id = id
             self.leaseDuration = leaseDuration
             self.maxPartitions = maxPartitions
@@ -66,6 +71,7 @@ public final class ClusterWorker: @unchecked Sendable {
             self.membershipInterval = membershipInterval
             self.engine = engine
             self.fences = fences
+            self.trace = trace
         }
     }
 
@@ -123,16 +129,36 @@ public final class ClusterWorker: @unchecked Sendable {
         self.clock = clock
         let membership = WorkerMembership(bucket: leases, presence: WorkerPresence(id: configuration.id, maxPartitions: configuration.maxPartitions))
         self.membership = membership
-        renewer = LeaseRenewer(interval: configuration.leaseDuration / 6, heartbeat: { try? membership.announce() })
+        renewer = LeaseRenewer(interval: configuration.leaseDuration / 6, heartbeat: { try? membership.announce() },
+                               trace: configuration.trace)
     }
 
     /// A worker on a cluster's resources (``ClusterResources/open(on:layout:replicas:leaseDuration:)``):
     /// fences from its fences bucket, the lease time it was opened with.
+    ///
+    /// The leases bucket is opened again on a JetStream context of its own whose requests wait at most
+    /// ``leaseRequestTimeout(_:)``: renewals, acquisitions and the membership read must not wait out the
+    /// connection's 5 s request timeout, which is longer than a short lease's validity and held up every
+    /// round after a NATS server died (docs/cluster.md, "Worker process"). When that context cannot be
+    /// made, the resources' bucket is used.
     public convenience init(resources: ClusterResources, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() }) {
         var configuration = configuration
         configuration.leaseDuration = resources.leaseDuration
-        self.init(jetStream: resources.jetStream, layout: resources.layout, leases: resources.leases, snapshots: resources.snapshots,
+        let timeout = ClusterWorker.leaseRequestTimeout(resources.leaseDuration)
+        var leases = resources.leases
+        if timeout < resources.jetStream.requestTimeout,
+           let bucket = try? JetStream(resources.jetStream.connection, requestTimeout: timeout).keyValue(resources.leases.name) {
+            leases = bucket
+        }
+        self.init(jetStream: resources.jetStream, layout: resources.layout, leases: leases, snapshots: resources.snapshots,
                   fenceBucket: resources.fences, configuration: configuration, clock: clock)
+    }
+
+    /// How long one request on the leases bucket (a renewal, an acquisition, the membership read) waits
+    /// for an answer: a fifth of the lease time, at least 0.5 s, so that several renewals fit in a
+    /// lease's validity and an unanswered one is retried at the renewer's next pass.
+    public static func leaseRequestTimeout(_ leaseDuration: Duration) -> Duration {
+        max(.milliseconds(500), leaseDuration / 5)
     }
 
     /// The partitions it owns now (a partition whose lease was found lost is no longer counted).
@@ -157,18 +183,30 @@ public final class ClusterWorker: @unchecked Sendable {
     /// One round (see the type's description). - Returns: the input records applied.
     @discardableResult
     public func runOnce() throws -> Int {
-        try readMembershipIfDue()
-        try handOver()
-        try acquire()
-        var applied = 0
         var firstError: (any Error)?
-        for partition in state.withLock({ $0.owned.keys.sorted() }) {
-            // One partition's failure (its consumer's server died, a publish failed) must not stop the others.
+        // The leases bucket may not answer (listing its keys creates a consumer, which can time out for
+        // tens of seconds after a NATS server died) while the partitions' streams do: the owned
+        // partitions are stepped whatever happened here.
+        for (what, body) in [("membership read", self.readMembershipIfDue), ("hand-over", self.handOver), ("acquire", self.acquire)] {
             do {
-                applied += try round(partition)
+                try timed(what, body)
             } catch {
                 firstError = firstError ?? error
+            }
+        }
+        var applied = 0
+        for partition in state.withLock({ $0.owned.keys.sorted() }) {
+            // One partition's failure (its consumer's server died, a publish failed) must not stop the others.
+            let started = ContinuousClock.now
+            do {
+                applied += try round(partition)
+                if ContinuousClock.now - started >= ClusterWorker.slow { trace("partition \(partition): round took \(ClusterWorker.format(ContinuousClock.now - started))") }
+            } catch {
+                trace("partition \(partition): round failed after \(ClusterWorker.format(ContinuousClock.now - started)): \(error)")
+                firstError = firstError ?? error
+                let recovering = ContinuousClock.now
                 recover(partition)
+                trace("partition \(partition): recovery took \(ClusterWorker.format(ContinuousClock.now - recovering))")
             }
         }
         if let firstError { throw firstError }
@@ -298,6 +336,7 @@ public final class ClusterWorker: @unchecked Sendable {
     }
 
     private func drop(_ partition: Int) {
+        trace("partition \(partition): no longer owned (lease lost or handed over)")
         renewer.remove(partition)
         _ = state.withLock { $0.owned.removeValue(forKey: partition) }
     }
@@ -308,6 +347,8 @@ public final class ClusterWorker: @unchecked Sendable {
         }
         guard due else { return }
         let readAt = ContinuousClock.now
+        // A read that fails is tried again at the next interval, not at every round.
+        state.withLock { $0.membershipReadAt = readAt }
         let members = try membership.members()
         let assignment = PartitionAssignment.assign(partitions: layout.partitioning.count, workers: members)
         state.withLock {
@@ -341,19 +382,55 @@ public final class ClusterWorker: @unchecked Sendable {
         var count = owned.count
         for partition in 0..<layout.partitioning.count where !owned.contains(partition) && assignment[partition] == configuration.id {
             guard count < configuration.maxPartitions else { return }
-            guard let lease = try PartitionLease.acquire(in: leases, partition: partition, owner: configuration.id,
-                                                         duration: configuration.leaseDuration) else { continue }
+            let started = ContinuousClock.now
+            let taken: PartitionLease?
+            do {
+                taken = try PartitionLease.acquire(in: leases, partition: partition, owner: configuration.id,
+                                                   duration: configuration.leaseDuration)
+            } catch {
+                trace("partition \(partition): lease not taken after \(ClusterWorker.format(ContinuousClock.now - started)): \(error)")
+                throw error
+            }
+            guard let lease = taken else { continue }
+            let leased = ContinuousClock.now
             do {
                 let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
                                                         configuration: configuration.engine, fences: configuration.fences,
                                                         fenceBucket: fenceBucket)
+                trace("partition \(partition): taken — lease \(ClusterWorker.format(leased - started)), resume \(ClusterWorker.format(ContinuousClock.now - leased))")
                 state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: .now, recordsSinceSnapshot: 0) }
                 renewer.add(lease)
                 count += 1
             } catch {
+                trace("partition \(partition): resume failed after \(ClusterWorker.format(ContinuousClock.now - leased)): \(error)")
                 try? lease.release()
                 throw error
             }
         }
+    }
+
+    /// A step of a round slower than this is traced.
+    private static let slow = Duration.milliseconds(500)
+
+    private func trace(_ message: @autoclosure () -> String) {
+        configuration.trace?(message())
+    }
+
+    /// Runs `body`, tracing it when it was slow or failed.
+    private func timed(_ what: String, _ body: () throws -> Void) throws {
+        let started = ContinuousClock.now
+        do {
+            try body()
+        } catch {
+            trace("\(what) failed after \(ClusterWorker.format(ContinuousClock.now - started)): \(error)")
+            throw error
+        }
+        if ContinuousClock.now - started >= ClusterWorker.slow { trace("\(what) took \(ClusterWorker.format(ContinuousClock.now - started))") }
+    }
+
+    /// `1.234 s`.
+    static func format(_ duration: Duration) -> String {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return String(format: "%.3f s", seconds)
     }
 }

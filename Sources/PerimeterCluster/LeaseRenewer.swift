@@ -16,15 +16,20 @@ public final class LeaseRenewer: @unchecked Sendable {
     /// How often it wakes.
     public let interval: Duration
     private let heartbeat: (@Sendable () -> Void)?
+    private let trace: (@Sendable (String) -> Void)?
+    /// Partitions whose last renewal failed for want of an answer (traced when they come back).
+    private let failing = Mutex<Set<Int>>([])
     private let state = Mutex<(leases: [Int: PartitionLease], running: Bool)>(([:], false))
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
 
     /// A renewer that wakes every `interval` (a sixth of the lease time gives a lease two renewals
     /// before the third of its time that ``PartitionLease/renewIfDue()`` waits for has passed twice).
-    public init(interval: Duration, heartbeat: (@Sendable () -> Void)? = nil) {
+    /// `trace` receives a line for each renewal that failed, came back, or found the lease lost.
+    public init(interval: Duration, heartbeat: (@Sendable () -> Void)? = nil, trace: (@Sendable (String) -> Void)? = nil) {
         self.interval = interval
         self.heartbeat = heartbeat
+        self.trace = trace
     }
 
     /// Keeps `lease` renewed (replacing any lease of the same partition).
@@ -73,8 +78,18 @@ public final class LeaseRenewer: @unchecked Sendable {
     /// One pass over the leases (what the timer does each interval).
     public func renewDue() {
         for lease in state.withLock({ Array($0.leases.values) }) {
-            _ = try? lease.renewIfDue()
+            let started = ContinuousClock.now
+            do {
+                _ = try lease.renewIfDue()
+                if failing.withLock({ $0.remove(lease.partition) }) != nil {
+                    trace?("partition \(lease.partition): renewal answered again (\(lease.isLost ? "lost" : "held"))")
+                }
+            } catch {
+                failing.withLock { _ = $0.insert(lease.partition) }
+                trace?("partition \(lease.partition): renewal failed after \(ClusterWorker.format(ContinuousClock.now - started)), valid: \(lease.isValid): \(error)")
+            }
             if lease.isLost {
+                trace?("partition \(lease.partition): lease lost")
                 state.withLock { state in
                     if state.leases[lease.partition] === lease { state.leases.removeValue(forKey: lease.partition) }
                 }

@@ -97,10 +97,15 @@ public final class PartitionWorker: @unchecked Sendable {
         lastEventSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.eventStream, subject: layout.eventSubject(lease.partition))
         lastTickSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.inputStream, subject: layout.tickSubject(lease.partition))
         consumer = try jetStream.pullConsumer(stream: layout.inputStream, filterSubject: layout.inputFilter(lease.partition),
-                                             startSequence: max(startSequence, 1))
+                                             startSequence: max(startSequence, 1), creationTimeout: PartitionWorker.consumerCreationTimeout)
     }
 
     deinit { consumer.close() }
+
+    /// How long creating the input consumer may wait (it takes milliseconds here): for 30–60 s after a
+    /// server of a cluster died, creations time out (docs/cluster.md, "Still to build"), and each
+    /// attempt held the worker's loop for the full 5 s request timeout.
+    public static let consumerCreationTimeout = Duration.seconds(2)
 
     /// One batch: see the type's description.
     /// - Throws: ``NATSError`` when the cluster fails in a way retrying did not cure; the worker can
@@ -136,7 +141,7 @@ public final class PartitionWorker: @unchecked Sendable {
     public func reopenInput() throws(NATSError) -> Bool {
         guard !stopped, isConsistent else { return false }
         let next = try jetStream.pullConsumer(stream: layout.inputStream, filterSubject: layout.inputFilter(partition),
-                                              startSequence: inputSequence + 1)
+                                              startSequence: inputSequence + 1, creationTimeout: PartitionWorker.consumerCreationTimeout)
         consumer.close()
         consumer = next
         return true

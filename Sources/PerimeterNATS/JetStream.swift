@@ -179,10 +179,13 @@ public final class JetStream: @unchecked Sendable {
 
     /// A pull consumer of `stream` that starts at `startSequence` (1 is the first message ever stored)
     /// and sees only `filterSubject` (wildcards allowed). See ``PullConsumer``.
+    /// - Parameter creationTimeout: how long the creation may wait for the server (default: the
+    ///   context's ``requestTimeout``). After a server of a cluster died, creations can time out for tens
+    ///   of seconds; a short wait lets a caller that retries try again sooner.
     public func pullConsumer(stream: String, filterSubject: String, startSequence: UInt64,
-                             inactiveThreshold: Duration = .seconds(60)) throws(NATSError) -> PullConsumer {
+                             inactiveThreshold: Duration = .seconds(60), creationTimeout: Duration? = nil) throws(NATSError) -> PullConsumer {
         try PullConsumer(jetStream: self, stream: stream, filterSubject: filterSubject, startSequence: startSequence,
-                         inactiveThreshold: inactiveThreshold)
+                         inactiveThreshold: inactiveThreshold, creationTimeout: creationTimeout ?? requestTimeout)
     }
 
     /// Creates the bucket (or opens it when one with the same configuration exists).

@@ -22,7 +22,7 @@ public final class PullConsumer: @unchecked Sendable {
     public static let maxBatch = 10_000
 
     init(jetStream: JetStream, stream: String, filterSubject: String, startSequence: UInt64,
-         inactiveThreshold: Duration) throws(NATSError) {
+         inactiveThreshold: Duration, creationTimeout: Duration) throws(NATSError) {
         self.jetStream = jetStream
         self.stream = stream
         self.filterSubject = filterSubject
@@ -33,11 +33,14 @@ public final class PullConsumer: @unchecked Sendable {
         options.Config.AckPolicy = js_AckAll
         options.Config.MaxAckPending = Int64(PullConsumer.maxBatch) * 2
         options.Config.InactiveThreshold = inactiveThreshold.nanoseconds
+        var contextOptions = jsOptions()
+        try NATSError.check(jsOptions_Init(&contextOptions), "pull consumer: JetStream options")
+        contextOptions.Wait = creationTimeout.milliseconds
         var subscription: OpaquePointer?
         var code = jsErrCode(0)
         let status = stream.withCString { cStream in
             options.Stream = cStream
-            return js_PullSubscribe(&subscription, jetStream.context, filterSubject, nil, nil, &options, &code)
+            return js_PullSubscribe(&subscription, jetStream.context, filterSubject, nil, &contextOptions, &options, &code)
         }
         try NATSError.check(status, "pull consumer on \(filterSubject) of \(stream) from \(startSequence)", code: code)
         self.subscription = subscription!
