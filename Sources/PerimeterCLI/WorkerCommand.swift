@@ -1,6 +1,5 @@
 import Foundation
 import PerimeterCluster
-import PerimeterNATS
 
 /// `perimeter worker --nats URLS`: one worker of a cluster (docs/cluster.md) — holds the engine for the
 /// partitions the cluster's assignment gives it, until SIGINT or SIGTERM.
@@ -80,9 +79,8 @@ struct WorkerCommand {
         let id = command.configuration.id
         let resources: ClusterResources
         do {
-            let connection = try NATSConnection(urls: command.urls, name: "perimeter worker \(id)")
-            resources = try ClusterResources.open(on: try JetStream(connection), layout: command.layout, replicas: command.replicas,
-                                                  leaseDuration: command.configuration.leaseDuration)
+            resources = try ClusterResources.connect(urls: command.urls, name: "perimeter worker \(id)", layout: command.layout,
+                                                     replicas: command.replicas, leaseDuration: command.configuration.leaseDuration)
         } catch {
             // 69: the service (the NATS cluster) is unavailable or refuses this cluster's configuration.
             console.complain("worker: cannot open the cluster at \(command.urls.joined(separator: ",")): \(error)")
