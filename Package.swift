@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "PerimeterCLI", dependencies: [
             "PerimeterGeometry", "PerimeterGeoJSON", "PerimeterFences", "PerimeterEngine",
             "PerimeterTracks", "PerimeterSVG", "PerimeterServer", "PerimeterService", "PerimeterWebhooks",
-            "PerimeterCluster", "PerimeterNATS",
+            "PerimeterCluster",
         ]),
         .executableTarget(name: "perimeter", dependencies: ["PerimeterCLI"]),
 
