@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "PerimeterNATSTests", dependencies: ["PerimeterTestSupport", "PerimeterNATS"]),
         .testTarget(name: "PerimeterClusterTests", dependencies: [
             "PerimeterTestSupport", "PerimeterCluster", "PerimeterNATS", "PerimeterEngine", "PerimeterFences", "PerimeterGeoJSON",
-            "PerimeterGeometry", "perimeter",
+            "PerimeterGeometry", "PerimeterTracks", "perimeter",
         ]),
         .testTarget(name: "PerimeterCLITests", dependencies: ["PerimeterTestSupport", "PerimeterCLI", "perimeter"]),
         .testTarget(name: "MapboxTutorialTests", dependencies: [

@@ -18,6 +18,7 @@ final class WorkerProcess: @unchecked Sendable {
     private let lines = Mutex<[String]>([])
     private let partial = Mutex<Data>(Data())
     private let errors = Pipe()
+    private let errorBytes = Mutex<Data>(Data())
 
     /// The built `perimeter` executable next to the test bundle.
     static var binary: URL? {
@@ -45,6 +46,11 @@ final class WorkerProcess: @unchecked Sendable {
                     lines.withLock { $0.append(line) }
                 }
             }
+        }
+        // Collected as it comes: reading a live process's pipe to its end would wait for its exit.
+        errors.fileHandleForReading.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            errorBytes.withLock { $0.append(data) }
         }
         try process.run()
     }
@@ -77,7 +83,8 @@ final class WorkerProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
-    var standardError: String { String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self) }
+    /// What it wrote to standard error so far.
+    var standardError: String { errorBytes.withLock { String(decoding: $0, as: UTF8.self) } }
 }
 
 @Suite("Worker processes (perimeter worker, kill -9)", .disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))
