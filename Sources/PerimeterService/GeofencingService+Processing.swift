@@ -128,10 +128,7 @@ extension GeofencingService {
                     let t = update.time.timeIntervalSince1970
                     if !simulated, t > latestAccepted {
                         c.timeStatistics.futureUpdates += 1
-                        result.rejections.append(.init(index: index, error: GeofencingError(
-                            .futureUpdate,
-                            "update of device \(update.device) is dated \(RFC3339.string(from: update.time)), \(Self.seconds(t - now)) ahead of the service's clock (\(RFC3339.string(from: Date(timeIntervalSince1970: now)))); more than maximumFutureSkew (\(Self.seconds(options.maximumFutureSkew))) allows. Is the device's clock wrong? The update was ignored and changed nothing",
-                            device: update.device)))
+                        result.rejections.append(.init(index: index, error: Self.futureUpdate(update, now: now, options: options)))
                         continue
                     }
                     // The clock already fired timers for this device without a fix, up to `floor`:
@@ -202,10 +199,7 @@ extension GeofencingService {
             let t = update.time.timeIntervalSince1970
             if !simulated, t > latestAccepted {
                 c.timeStatistics.futureUpdates += 1
-                refused.append(.init(index: index, error: GeofencingError(
-                    .futureUpdate,
-                    "update of device \(update.device) is dated \(RFC3339.string(from: update.time)), \(Self.seconds(t - now)) ahead of the service's clock (\(RFC3339.string(from: Date(timeIntervalSince1970: now)))); more than maximumFutureSkew (\(Self.seconds(options.maximumFutureSkew))) allows. Is the device's clock wrong? The update was ignored and changed nothing",
-                    device: update.device)))
+                refused.append(.init(index: index, error: Self.futureUpdate(update, now: now, options: options)))
                 continue
             }
             if let maximumAccuracy, let accuracy = update.horizontalAccuracy, !(accuracy >= 0 && accuracy <= maximumAccuracy) {
@@ -289,5 +283,14 @@ extension GeofencingService {
                                   "device \(update.device) (update \(index) of the batch) has no user consent; call setUserConsent(true, for: \"\(update.device)\") once given. No update of the batch was processed or stored",
                                   device: update.device)
         }
+    }
+
+    /// The refusal of an update dated more than `maximumFutureSkew` after `now` (live time model).
+    static func futureUpdate(_ update: LocationUpdate, now: Double, options: GeofencingOptions) -> GeofencingError {
+        let ahead = update.time.timeIntervalSince1970 - now
+        return GeofencingError(
+            .futureUpdate,
+            "update of device \(update.device) is dated \(RFC3339.string(from: update.time)), \(seconds(ahead)) ahead of the service's clock (\(RFC3339.string(from: Date(timeIntervalSince1970: now)))); more than maximumFutureSkew (\(seconds(options.maximumFutureSkew))) allows. Is the device's clock wrong? The update was ignored and changed nothing",
+            device: update.device)
     }
 }

@@ -33,10 +33,7 @@ extension GeofencingService {
                     let t = update.time.timeIntervalSince1970
                     if options.timeModel == .live, !simulated, t > latestAccepted {
                         c.timeStatistics.futureUpdates += 1
-                        result.rejections.append(.init(index: index, error: GeofencingError(
-                            .futureUpdate,
-                            "update of device \(update.device) is dated \(RFC3339.string(from: update.time)), \(Self.seconds(t - now)) ahead of the service's clock; more than maximumFutureSkew (\(Self.seconds(options.maximumFutureSkew))) allows. Is the device's clock wrong? The update was ignored",
-                            device: update.device)))
+                        result.rejections.append(.init(index: index, error: Self.futureUpdate(update, now: now, options: options)))
                         continue
                     }
                     if let maximum = options.maximumHorizontalAccuracy, let accuracy = update.horizontalAccuracy,

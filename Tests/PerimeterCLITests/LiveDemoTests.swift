@@ -113,25 +113,8 @@ struct LiveDemoTests {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["demo", "--serve", "--port", "0", "--db", database, "--time-scale", "10000"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
         defer { if process.isRunning { process.terminate() } }
-        // Read until the serving line, give SIGINT, then read to the end; all off Swift's pool.
-        let text = try await offThePool { () -> String in
-            var text = ""
-            let reader = output.fileHandleForReading
-            while !text.contains("Ctrl-C to stop.\n") {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            process.interrupt()
-            text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return text
-        }
+        let text = try await outputUntilInterrupted(process, after: "Ctrl-C to stop.\n")
         #expect(process.terminationStatus == 0, "\(text)")
         let lines = text.split(separator: "\n").map(String.init)
         let port = try #require(lines.first { $0.hasPrefix("Map: http://127.0.0.1:") }.flatMap { line in

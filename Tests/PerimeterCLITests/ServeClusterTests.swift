@@ -40,24 +40,8 @@ struct ServeClusterTests {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["serve", "--nats", nats.url, "--port", "0", "--partitions", "8", "--prefix", "clitest"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
         defer { if process.isRunning { process.terminate() } }
-        let text = try await offThePool { () -> String in
-            var text = ""
-            let reader = output.fileHandleForReading
-            while !text.contains("SIGTERM or Ctrl-C stops\n") {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            process.interrupt()
-            text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return text
-        }
+        let text = try await outputUntilInterrupted(process, after: "SIGTERM or Ctrl-C stops\n")
         #expect(process.terminationStatus == 0, "\(text)")
         #expect(text.contains("API node of cluster 'clitest' at \(nats.url) (8 partitions, 1 replica); 0 events read"), "\(text)")
         #expect(text.contains("database in memory"), "\(text)")
