@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs `process` with its standard output and error in one pipe until it has printed `marker`, then
 /// interrupts it (SIGINT, as Ctrl-C) and returns everything it printed up to its exit. The reads run
@@ -16,7 +19,14 @@ public func outputUntilInterrupted(_ process: Process, after marker: String) asy
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
-        if process.isRunning { process.interrupt() }
+        // A SIGINT that arrives while the process installs its handlers can be lost (a known race of
+        // `perimeter serve`, which prints its serving line before it installs them): ask again, as a user presses Ctrl-C again, then kill -9,
+        // so a process that never stops fails the test instead of hanging the suite.
+        for _ in 0..<5 where process.isRunning {
+            process.interrupt()
+            _ = waitUntil(seconds: 5) { !process.isRunning }
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return text
