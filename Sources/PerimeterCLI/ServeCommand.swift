@@ -210,8 +210,12 @@ struct ServeCommand {
             }
         }
         let host = configuration.address.contains(":") ? "[\(configuration.address)]" : configuration.address
+        // Caught before the line that invites Ctrl-C is printed, so no signal falls between the two.
+        let signals = StopSignals()
+        defer { signals.restore() }
         console.print("perimeter: serving http://\(host):\(server.port)/ (database \(configuration.databasePath ?? "in memory"), \(configuration.api.tokens.count) token\(configuration.api.tokens.count == 1 ? "" : "s")); SIGTERM or Ctrl-C stops")
-        server.runUntilSignalled()
+        signals.wait()
+        server.stop()
         relay?.stop()
         console.print(relay == nil ? "perimeter: stopped; store flushed" : "perimeter: stopped")
         return 0

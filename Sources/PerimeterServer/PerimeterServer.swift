@@ -217,20 +217,4 @@ public final class PerimeterServer: Sendable {
         http.stop(drainTimeout: configuration.drainTimeout)
         shutDown()
     }
-
-    /// Blocks until SIGTERM or SIGINT, then stops gracefully.
-    public func runUntilSignalled() {
-        let semaphore = DispatchSemaphore(value: 0)
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        let sources = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { semaphore.signal() }
-            source.resume()
-            return source
-        }
-        semaphore.wait()
-        for source in sources { source.cancel() }
-        stop()
-    }
 }

@@ -19,9 +19,8 @@ public func outputUntilInterrupted(_ process: Process, after marker: String) asy
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
-        // A SIGINT that arrives while the process installs its handlers can be lost (a known race of
-        // `perimeter serve`, which prints its serving line before it installs them): ask again, as a user presses Ctrl-C again, then kill -9,
-        // so a process that never stops fails the test instead of hanging the suite.
+        // A process that does not stop on SIGINT must fail its test, not hang the suite: ask again a few
+        // times, as a user presses Ctrl-C again, then kill -9 (the test then sees a failed exit status).
         for _ in 0..<5 where process.isRunning {
             process.interrupt()
             _ = waitUntil(seconds: 5) { !process.isRunning }
