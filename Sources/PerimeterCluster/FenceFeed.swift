@@ -53,8 +53,8 @@ public final class FenceFeed: @unchecked Sendable {
     /// revision + 1 after a restore), oldest first. The bucket's `history` bounds how far back a replay
     /// can rebuild the fence set. `trace` gets a line for each failed fetch and each reopen that failed
     /// or succeeded after failures.
-    /// - Throws: ``PerimeterNATS/NATSError`` when the first consumer cannot be created (within
-    ///   ``PartitionWorker/consumerCreationTimeout``).
+    /// - Throws: ``PerimeterNATS/NATSError`` when the first consumer cannot be created (within twice
+    ///   ``PartitionWorker/consumerCreationTimeout``, attempts overlapping).
     public init(bucket: KeyValueBucket, from revision: UInt64 = 1, loader: FenceLoader = FenceLoader(),
                 idleReopenInterval: Duration = .seconds(30), trace: (@Sendable (String) -> Void)? = nil) throws(NATSError) {
         self.bucket = bucket
@@ -62,7 +62,13 @@ public final class FenceFeed: @unchecked Sendable {
         self.idleReopenInterval = idleReopenInterval
         self.trace = trace
         nextRevision = max(revision, 1)
-        changes = try bucket.changes(from: revision, creationTimeout: PartitionWorker.consumerCreationTimeout)
+        let from = max(revision, 1)
+        changes = try PendingConsumer.create(what: "fence feed from revision \(from)", timeout: PartitionWorker.consumerCreationTimeout * 2,
+                                             trace: trace,
+                                             attempt: { () throws -> KeyValueChanges in
+                                                 try bucket.changes(from: from, creationTimeout: PartitionWorker.consumerCreationTimeout)
+                                             },
+                                             close: { $0.close() })
     }
 
     deinit {

@@ -104,8 +104,14 @@ public final class PartitionWorker: @unchecked Sendable {
         inputSequence = startSequence > 0 ? startSequence - 1 : 0
         lastEventSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.eventStream, subject: layout.eventSubject(lease.partition))
         lastTickSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.inputStream, subject: layout.tickSubject(lease.partition))
-        consumer = try jetStream.pullConsumer(stream: layout.inputStream, filterSubject: layout.inputFilter(lease.partition),
-                                             startSequence: max(startSequence, 1), creationTimeout: PartitionWorker.consumerCreationTimeout)
+        let (stream, filter, from) = (layout.inputStream, layout.inputFilter(lease.partition), max(startSequence, 1))
+        consumer = try PendingConsumer.create(what: "partition \(lease.partition): input consumer from \(from)",
+                                              timeout: PartitionWorker.consumerCreationTimeout * 2, trace: trace,
+                                              attempt: { () throws -> PullConsumer in
+                                                  try jetStream.pullConsumer(stream: stream, filterSubject: filter, startSequence: from,
+                                                                             creationTimeout: PartitionWorker.consumerCreationTimeout)
+                                              },
+                                              close: { $0.close() })
     }
 
     deinit {
@@ -116,6 +122,8 @@ public final class PartitionWorker: @unchecked Sendable {
     /// How long one attempt to create a consumer may wait (it takes milliseconds when the cluster is
     /// well): while a server of a cluster is dead, about one creation in three is placed on it and never
     /// answered (docs/cluster.md, "Recovery after a NATS server dies"); the next attempt is placed anew.
+    /// A new worker waits twice this for its first input consumer, attempts overlapping
+    /// (``PendingConsumer``).
     public static let consumerCreationTimeout = Duration.seconds(2)
 
     /// Whether a new input consumer is being created (``reopenInput()``).
