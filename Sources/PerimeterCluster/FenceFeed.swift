@@ -71,9 +71,14 @@ public final class FenceFeed: @unchecked Sendable {
                                              close: { $0.close() })
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Stops reading: the consumer is closed off this thread (``PendingConsumer/closeInBackground(_:_:)``),
+    /// and one being created is abandoned. Idempotent.
+    public func close() {
         reopening?.cancel()
-        changes.close()
+        reopening = nil
+        PendingConsumer.closeInBackground(changes) { $0.close() }
     }
 
     /// Whether a new consumer is being created.
@@ -85,7 +90,7 @@ public final class FenceFeed: @unchecked Sendable {
     public func poll(wait: Duration = .zero) throws(NATSError) {
         if let next = reopening?.take() {
             reopening = nil
-            changes.close()
+            PendingConsumer.closeInBackground(changes) { $0.close() }
             changes = next
         }
         var timeout = max(wait, .milliseconds(1))

@@ -116,7 +116,7 @@ public final class PartitionWorker: @unchecked Sendable {
 
     deinit {
         reopening?.cancel()
-        consumer.close()
+        PendingConsumer.closeInBackground(consumer) { $0.close() }
     }
 
     /// How long one attempt to create a consumer may wait (it takes milliseconds when the cluster is
@@ -198,7 +198,7 @@ public final class PartitionWorker: @unchecked Sendable {
     private func adoptReopenedInput() {
         guard let next = reopening?.take() else { return }
         reopening = nil
-        consumer.close()
+        PendingConsumer.closeInBackground(consumer) { $0.close() }
         consumer = next
     }
 
@@ -210,7 +210,8 @@ public final class PartitionWorker: @unchecked Sendable {
             stopped = true
             reopening?.cancel()
             reopening = nil
-            consumer.close()
+            PendingConsumer.closeInBackground(consumer) { $0.close() }
+            fences?.close()
         }
         if releasing { try? lease.release() }
     }

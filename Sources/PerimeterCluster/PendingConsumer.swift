@@ -127,6 +127,14 @@ final class PendingConsumer<Consumer: Sendable>: @unchecked Sendable {
         throw (pending.lastError as? NATSError) ?? NATSError.timeout(what, "no consumer created within \(timeout)")
     }
 
+    /// Closes `consumer` on another thread and returns at once. Closing an ephemeral consumer asks the
+    /// server to delete it and waits for the answer (libnats' unsubscribe, up to the 5 s request
+    /// timeout): when the consumer's server is dead nobody answers, and the worker's loop, or a stop,
+    /// would wait that out for every consumer it replaces.
+    static func closeInBackground(_ consumer: Consumer, _ close: @escaping @Sendable (Consumer) -> Void) {
+        DispatchQueue.global(qos: .utility).async { close(consumer) }
+    }
+
     /// Attempts started so far.
     var attempts: Int { state.withLock { $0.attempts } }
 
@@ -140,7 +148,7 @@ final class PendingConsumer<Consumer: Sendable>: @unchecked Sendable {
             defer { state.consumer = nil }
             return state.consumer
         }
-        if let left { close(left) }
+        if let left { PendingConsumer.closeInBackground(left, close) }
         changed.signal()
     }
 }
