@@ -18,10 +18,11 @@ import Synchronization
 /// Each ``runOnce()`` round: reads the membership when due, hands over partitions now assigned to
 /// another worker, takes free partitions assigned to it (from their latest snapshot), then for every
 /// owned partition: one step, a tick when the tick interval has passed, a snapshot when enough input
-/// was applied since the last. A partition whose round fails does not hold up the others: it gets a new
-/// input consumer, or, when its engine got ahead of what it published, a new worker from its latest
-/// snapshot under the same lease; a partition idle for the lease time also gets a new input consumer
-/// (an ephemeral consumer dies with its server, and then only looks idle). ``start()`` runs rounds on a thread of its own until
+/// was applied since the last. A partition whose round fails does not hold up the others: a new input
+/// consumer is created for it off the loop (``PartitionWorker/reopenInput()``), or, when its engine got
+/// ahead of what it published, it gets a new worker from its latest snapshot under the same lease; a
+/// partition idle for the lease time also gets a new input consumer (an ephemeral consumer dies with its
+/// server, and then only looks idle). ``start()`` runs rounds on a thread of its own until
 /// ``stop(releasing:)``, and a ``LeaseRenewer`` renews the leases and the presence key on a timer, so a
 /// long round cannot let a lease run out.
 public final class ClusterWorker: @unchecked Sendable {

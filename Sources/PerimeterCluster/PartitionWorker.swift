@@ -171,8 +171,8 @@ public final class PartitionWorker: @unchecked Sendable {
     }
 
     /// Starts replacing the input consumer with a new one from the sequence after ``inputSequence``, and
-    /// returns at once: the new consumer is created on a thread of its own, attempt after attempt
-    /// (``consumerCreationTimeout`` each), and a later ``step(maxMessages:wait:)`` takes it when it is
+    /// returns at once: the new consumer is created off the caller's thread, attempts overlapping
+    /// (``PendingConsumer``, ``consumerCreationTimeout`` each), and a later ``step(maxMessages:wait:)`` takes it when it is
     /// there; until then steps go on with the old consumer (a failing fetch is then an idle step), and
     /// what both deliver is applied once, by sequence. An ephemeral consumer lives on one server of the
     /// cluster: when that server dies, its fetches fail or find nothing, which looks like an idle
