@@ -106,6 +106,8 @@ extension ClusterTests {
             // The stream's group has a leader again (it may have been on the dead server).
             try eventually(seconds: 40) { try js.publish("in.0.x", "u".bytes) }
             let settled = ContinuousClock.now - killedAt
+            // The bucket's stream has a leader again too (it may also have been on the dead server).
+            try eventually(seconds: 40) { try bucket.put("worker-a", "a".bytes) }
             // The keys come from the subjects of the bucket's stream: no consumer, every time.
             for _ in 0..<10 {
                 try check(try bucket.storedKeys() == ["partition-0", "worker-a", "worker-b"], "stored keys")
