@@ -11,20 +11,32 @@ import PerimeterTestSupport
 /// published → its event stored on the events stream, p50/p99), and failover time (a worker stopped as
 /// by a crash → every partition owned again).
 ///
-/// One `nats-server` on loopback (R1): on a 2-core machine the server, the publisher and the workers
-/// share the cores, so the figures are rough — a floor for a worker on a machine of its own, not a
-/// capacity. Two workers run in this one process, each holding half of the partitions (a worker takes
-/// free partitions up to its maximum; balancing is the worker command's).
+/// Twice: on one `nats-server` on loopback (R1), then on three in one JetStream cluster on loopback
+/// with every stream and bucket R3 (each write stored by two of three servers before it is
+/// acknowledged). On a 2-core machine the servers, the publisher and the workers share the cores, so
+/// the figures are rough — a floor for a worker on a machine of its own, not a capacity; the CPU
+/// seconds per 1,000 updates (this process: publisher and workers; the servers, from /proc) say what
+/// each update costs where wall time is noise. Two workers run in this one process, each holding half
+/// of the partitions (a worker takes free partitions up to its maximum; balancing is the worker
+/// command's).
 public struct ClusterBench: Sendable {
-    /// Section names.
+    /// Section names (`label`: `R1`, or `R3, three servers`).
     public enum Section {
-        public static let throughput = "Cluster: updates/s through JetStream and in-process workers (R1, wall clock)"
-        public static let latency = "Cluster: update published → event stored (R1)"
-        public static let failover = "Cluster: failover after a worker crash (R1)"
+        public static func throughput(_ label: String) -> String {
+            "Cluster: updates/s through JetStream and in-process workers (\(label), wall clock)"
+        }
+        public static func cpu(_ label: String) -> String { "Cluster: CPU seconds per 1,000 updates (\(label))" }
+        public static func latency(_ label: String) -> String { "Cluster: update published → event stored (\(label))" }
+        public static func failover(_ label: String) -> String { "Cluster: failover after a worker crash (\(label))" }
+        public static let throughput = throughput("R1")
+        public static let latency = latency("R1")
+        public static let failover = failover("R1")
     }
 
-    /// Updates per throughput run.
+    /// Updates per throughput run on one server (R1).
     public var updates: Int
+    /// Updates per throughput run on three servers (R3).
+    public var replicatedUpdates: Int
     /// Devices in the throughput runs.
     public var devices: Int
     /// Partitions of the cluster.
@@ -39,40 +51,78 @@ public struct ClusterBench: Sendable {
     /// Creates the benchmark; `smoke` makes it small.
     public init(smoke: Bool) {
         updates = smoke ? 5_000 : 100_000
+        replicatedUpdates = smoke ? 5_000 : 50_000
         devices = smoke ? 200 : 2_000
         batchSizes = smoke ? [1000] : [100, 1000, 5000]
         latencySamples = smoke ? 50 : 400
     }
 
-    /// Runs the three measurements (skipped, with a note, when nats-server is absent).
+    /// Runs the measurements on one server (R1), then on three (R3); skipped, with a note, when
+    /// nats-server is absent.
     public func run(into report: inout Report) {
         guard NATSServer.binary != nil else {
             report.note("cluster: nats-server is not installed (make deps); the cluster part was skipped")
             return
         }
+        let fences = Self.fences()
         do {
             let server = try NATSServer.start(name: "bench")
             defer { server.stop() }
             let js = try JetStream(try NATSConnection(urls: [server.url], name: "perimeter-bench"))
-            let fences = Self.fences()
-            let input = Self.updates(count: updates, devices: devices)
-            for workers in [1, 2] {
-                for batch in batchSizes {
-                    let rate = try throughput(js: js, fences: fences, input: input, workers: workers, batchSize: batch)
-                    report.add(Section.throughput, "\(workers) worker\(workers == 1 ? "" : "s"), step batch \(batch)", rate, "updates/s",
-                               note: "\(input.count) updates, \(devices) devices, \(partitions) partitions")
-                }
-            }
-            let (p50, p99, count) = try latency(js: js, fences: fences)
-            report.add(Section.latency, "p50", p50 * 1000, "ms", higherIsBetter: false, note: "\(count) updates, one at a time, each makes one event")
-            report.add(Section.latency, "p99", p99 * 1000, "ms", higherIsBetter: false, note: "\(count) updates")
-            let failover = try failover(js: js, fences: fences)
-            report.add(Section.failover, "crash → all \(partitions) partitions owned again", failover, "s", higherIsBetter: false,
-                       note: "lease \(failoverLease); at most the lease time plus a round (the lease runs from its last renewal)")
+            try measure(js: js, replicas: 1, label: "R1", fences: fences, input: Self.updates(count: updates, devices: devices), into: &report)
             report.note("cluster: one nats-server (R1) and the workers in this process on a shared machine: the figures are rough, a floor for a worker with a machine of its own")
         } catch {
-            report.note("cluster: failed: \(error)")
+            report.note("cluster (R1): failed: \(error)")
         }
+        do {
+            let cluster = try NATSCluster.start(size: 3, name: "bench")
+            defer { cluster.stop() }
+            let js = try JetStream(try NATSConnection(urls: cluster.urls, name: "perimeter-bench-r3"))
+            try measure(js: js, replicas: 3, label: "R3, three servers", fences: fences,
+                        input: Self.updates(count: replicatedUpdates, devices: devices), into: &report)
+            report.note("cluster: three nats-servers on loopback (R3: every write stored by two of three before it is acknowledged) on the same shared machine; each server's CPU is counted in the servers' figure")
+        } catch {
+            report.note("cluster (R3): failed: \(error)")
+        }
+    }
+
+    /// Throughput (with CPU per update), latency and failover on `js`'s servers.
+    func measure(js: JetStream, replicas: Int, label: String, fences: [Fence], input: [LocationUpdate], into report: inout Report) throws {
+        for workers in [1, 2] {
+            for batch in batchSizes {
+                let run = try throughput(js: js, replicas: replicas, fences: fences, input: input, workers: workers, batchSize: batch)
+                let subject = "\(workers) worker\(workers == 1 ? "" : "s"), step batch \(batch)"
+                report.add(Section.throughput(label), subject, run.rate, "updates/s",
+                           note: "\(input.count) updates, \(devices) devices, \(partitions) partitions")
+                report.add(Section.cpu(label), subject + ": this process (publisher, workers)", run.processCPU * 1000 / Double(input.count),
+                           "s", higherIsBetter: false, note: "CPU seconds per 1,000 updates")
+                report.add(Section.cpu(label), subject + ": nats-server\(replicas == 1 ? "" : "s")", run.serverCPU * 1000 / Double(input.count),
+                           "s", higherIsBetter: false, note: "CPU seconds per 1,000 updates, every server")
+            }
+        }
+        let (p50, p99, count) = try latency(js: js, replicas: replicas, fences: fences)
+        report.add(Section.latency(label), "p50", p50 * 1000, "ms", higherIsBetter: false, note: "\(count) updates, one at a time, each makes one event")
+        report.add(Section.latency(label), "p99", p99 * 1000, "ms", higherIsBetter: false, note: "\(count) updates")
+        let failover = try failover(js: js, replicas: replicas, fences: fences)
+        report.add(Section.failover(label), "crash → all \(partitions) partitions owned again", failover, "s", higherIsBetter: false,
+                   note: "lease \(failoverLease); at most the lease time plus a round (the lease runs from its last renewal)")
+    }
+
+    /// CPU seconds used so far by this process's `nats-server` children (from /proc; 0 where unreadable).
+    static func serverCPUSeconds() -> Double {
+        let me = getpid()
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var total = 0.0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int32(entry) != nil {
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.range(of: ")", options: .backwards),
+                  stat[stat.startIndex..<close.lowerBound].hasSuffix("(nats-server") else { continue }
+            // After "pid (comm) ": state, ppid, … utime is field 14 and stime 15 of the whole line.
+            let fields = stat[close.upperBound...].split(separator: " ")
+            guard fields.count > 12, Int32(fields[1]) == me, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+            total += (user + system) / ticks
+        }
+        return total
     }
 
     // MARK: Workload
@@ -115,10 +165,19 @@ public struct ClusterBench: Sendable {
         var resources: ClusterResources
     }
 
-    func cluster(js: JetStream, lease: Duration = .seconds(10)) throws -> Cluster {
+    func cluster(js: JetStream, replicas: Int, lease: Duration = .seconds(10)) throws -> Cluster {
         let layout = ClusterLayout(prefix: "b\(UUID().uuidString.prefix(8).lowercased())",
                                    partitioning: DevicePartitioning(count: partitions)!)
-        return Cluster(layout: layout, resources: try ClusterResources.open(on: js, layout: layout, leaseDuration: lease))
+        // A cluster that has just started elects its JetStream leader first.
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            do {
+                return Cluster(layout: layout, resources: try ClusterResources.open(on: js, layout: layout, replicas: replicas, leaseDuration: lease))
+            } catch {
+                if Date() > deadline { throw error }
+                usleep(250_000)
+            }
+        }
     }
 
     func worker(_ id: String, _ c: Cluster, js: JetStream, fences: [Fence], maxPartitions: Int, batchSize: Int = 1000) -> ClusterWorker {
@@ -140,8 +199,9 @@ public struct ClusterBench: Sendable {
 
     /// Workers first (every partition owned), then the input published in batches of 5,000 while they
     /// work; the rate is updates over the time from the first publish to the last update applied.
-    func throughput(js: JetStream, fences: [Fence], input: [LocationUpdate], workers count: Int, batchSize: Int) throws -> Double {
-        let c = try cluster(js: js)
+    func throughput(js: JetStream, replicas: Int, fences: [Fence], input: [LocationUpdate], workers count: Int,
+                    batchSize: Int) throws -> (rate: Double, processCPU: Double, serverCPU: Double) {
+        let c = try cluster(js: js, replicas: replicas)
         let workers = (0..<count).map { worker("w\($0)", c, js: js, fences: fences, maxPartitions: partitions / count, batchSize: batchSize) }
         defer {
             for w in workers { w.stop(releasing: false) }
@@ -154,6 +214,7 @@ public struct ClusterBench: Sendable {
         }
         let applied = { workers.flatMap { $0.statistics.values }.reduce(0) { $0 + $1.updates + $1.rejected } }
         let t0 = Measure.wallSeconds()
+        let (cpu0, server0) = (Measure.cpuSeconds(), Self.serverCPUSeconds())
         var k = 0
         while k < input.count {
             let chunk = input[k..<min(k + 5000, input.count)]
@@ -166,13 +227,13 @@ public struct ClusterBench: Sendable {
         guard Self.waitUntil(600, { applied() >= input.count }) else {
             throw BenchFailure("cluster: \(applied()) of \(input.count) updates applied after 600 s")
         }
-        return Double(input.count) / (Measure.wallSeconds() - t0)
+        return (Double(input.count) / (Measure.wallSeconds() - t0), Measure.cpuSeconds() - cpu0, Self.serverCPUSeconds() - server0)
     }
 
     /// One worker; one device crossing a fence's edge on every update, one update at a time every
     /// 20 ms; the latency of each is from just before its publish to its event read from the stream.
-    func latency(js: JetStream, fences: [Fence]) throws -> (Double, Double, Int) {
-        let c = try cluster(js: js)
+    func latency(js: JetStream, replicas: Int, fences: [Fence]) throws -> (Double, Double, Int) {
+        let c = try cluster(js: js, replicas: replicas)
         let w = worker("latency", c, js: js, fences: fences, maxPartitions: partitions)
         defer {
             w.stop(releasing: false)
@@ -215,8 +276,8 @@ public struct ClusterBench: Sendable {
 
     /// Worker A takes every partition, B waits with no partition free; A stops as by a crash (no
     /// release); the time until B owns every partition.
-    func failover(js: JetStream, fences: [Fence]) throws -> Double {
-        let c = try cluster(js: js, lease: failoverLease)
+    func failover(js: JetStream, replicas: Int, fences: [Fence]) throws -> Double {
+        let c = try cluster(js: js, replicas: replicas, lease: failoverLease)
         let a = worker("a", c, js: js, fences: fences, maxPartitions: partitions)
         let b = worker("b", c, js: js, fences: fences, maxPartitions: partitions)
         defer {

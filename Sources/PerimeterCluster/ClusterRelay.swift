@@ -50,6 +50,25 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
     /// Updates published, and the batches they went out in.
     public var publishing: (updates: UInt64, batches: UInt64) { state.withLock { ($0.published, $0.batches) } }
 
+    /// The API node's cluster gauges on `/metrics` (docs/cluster.md, "What to monitor"): updates and
+    /// batches published since the node started, events the node could not decode, the last
+    /// events-stream sequence it read, and its lag — events stored on the stream that it has not read
+    /// yet (one stream-info request at each scrape; left out when the cluster does not answer).
+    public var gauges: [(name: String, help: String, value: Double)] {
+        let (sequence, published, batches, undecodable) = state.withLock { ($0.eventSequence, $0.published, $0.batches, $0.undecodable) }
+        var gauges: [(name: String, help: String, value: Double)] = [
+            ("perimeter_cluster_updates_relayed", "Updates this API node published to the cluster's input since it started.", Double(published)),
+            ("perimeter_cluster_relay_batches", "Batches those updates went out in.", Double(batches)),
+            ("perimeter_cluster_events_read", "Stream sequence of the last events-stream message this node read.", Double(sequence)),
+            ("perimeter_cluster_events_undecodable", "Events-stream messages this node could not decode (skipped).", Double(undecodable)),
+        ]
+        if let last = try? resources.jetStream.streamState(resources.layout.eventStream).lastSequence {
+            gauges.append(("perimeter_cluster_events_lag", "Events stored on the events stream that this node has not read yet.",
+                           Double(last > sequence ? last - sequence : 0)))
+        }
+        return gauges
+    }
+
     /// Starts the publisher, the fence watcher and the events reader for `service` (created with this
     /// relay, configured). Returns once the bucket's fences are applied and the events stored so far are
     /// logged (at most `timeout` for each).

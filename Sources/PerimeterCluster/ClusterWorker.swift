@@ -18,10 +18,11 @@ import Synchronization
 /// Each ``runOnce()`` round: reads the membership when due, hands over partitions now assigned to
 /// another worker, takes free partitions assigned to it (from their latest snapshot), then for every
 /// owned partition: one step, a tick when the tick interval has passed, a snapshot when enough input
-/// was applied since the last. A partition whose round fails does not hold up the others: it gets a new
-/// input consumer, or, when its engine got ahead of what it published, a new worker from its latest
-/// snapshot under the same lease; a partition idle for the lease time also gets a new input consumer
-/// (an ephemeral consumer dies with its server, and then only looks idle). ``start()`` runs rounds on a thread of its own until
+/// was applied since the last. A partition whose round fails does not hold up the others: a new input
+/// consumer is created for it off the loop (``PartitionWorker/reopenInput()``), or, when its engine got
+/// ahead of what it published, it gets a new worker from its latest snapshot under the same lease; a
+/// partition idle for the lease time also gets a new input consumer (an ephemeral consumer dies with its
+/// server, and then only looks idle). ``start()`` runs rounds on a thread of its own until
 /// ``stop(releasing:)``, and a ``LeaseRenewer`` renews the leases and the presence key on a timer, so a
 /// long round cannot let a lease run out.
 public final class ClusterWorker: @unchecked Sendable {
@@ -88,6 +89,8 @@ public final class ClusterWorker: @unchecked Sendable {
     private struct State {
         var owned: [Int: Owned] = [:]
         var running = false
+        /// ``stop(releasing:)`` was called: a round under way ends before its next partition.
+        var stopping = false
         var members: [WorkerPresence] = []
         var assignment: [Int: String]?
         var membershipReadAt: ContinuousClock.Instant?
@@ -196,6 +199,7 @@ public final class ClusterWorker: @unchecked Sendable {
         }
         var applied = 0
         for partition in state.withLock({ $0.owned.keys.sorted() }) {
+            if state.withLock({ $0.stopping }) { break }
             // One partition's failure (its consumer's server died, a publish failed) must not stop the others.
             let started = ContinuousClock.now
             do {
@@ -226,7 +230,7 @@ public final class ClusterWorker: @unchecked Sendable {
         if step == .idle {
             owned.idleSince = owned.idleSince ?? .now
             if ContinuousClock.now - owned.idleSince! >= idleReopenInterval {
-                try owned.worker.reopenInput()
+                owned.worker.reopenInput()
                 owned.idleSince = .now
             }
         } else {
@@ -266,7 +270,7 @@ public final class ClusterWorker: @unchecked Sendable {
     private func recover(_ partition: Int) {
         guard let owned = state.withLock({ $0.owned[partition] }) else { return }
         if owned.worker.isConsistent {
-            _ = try? owned.worker.reopenInput()
+            owned.worker.reopenInput()
             return
         }
         owned.worker.stop(releasing: false)
@@ -278,7 +282,7 @@ public final class ClusterWorker: @unchecked Sendable {
         do {
             let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
                                                     configuration: configuration.engine, fences: configuration.fences,
-                                                    fenceBucket: fenceBucket)
+                                                    fenceBucket: fenceBucket, trace: configuration.trace)
             state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: owned.lastTick, recordsSinceSnapshot: 0) }
         } catch {
             drop(partition)
@@ -295,6 +299,7 @@ public final class ClusterWorker: @unchecked Sendable {
             return !state.running
         }
         guard started else { return }
+        state.withLock { $0.stopping = false }
         try? membership.announce()
         renewer.start()
         let thread = Thread { [self] in
@@ -319,10 +324,15 @@ public final class ClusterWorker: @unchecked Sendable {
     /// time.
     public func stop(releasing: Bool) {
         let wasRunning = state.withLock { state -> Bool in
-            defer { state.running = false }
+            defer {
+                state.running = false
+                state.stopping = true
+            }
             return state.running
         }
+        let stopping = ContinuousClock.now
         if wasRunning { done.wait() }
+        let roundEnded = ContinuousClock.now
         renewer.stop()
         if releasing { try? membership.leave() }
         let owned = state.withLock { state -> [Owned] in
@@ -333,6 +343,8 @@ public final class ClusterWorker: @unchecked Sendable {
             if releasing { _ = try? partition.worker.saveSnapshot(to: snapshots) }
             partition.worker.stop(releasing: releasing)
         }
+        trace("stop: the round under way ended after \(ClusterWorker.format(roundEnded - stopping)), "
+              + "\(releasing ? "snapshots and releases" : "abandoning") \(owned.count) partitions took \(ClusterWorker.format(ContinuousClock.now - roundEnded))")
     }
 
     private func drop(_ partition: Int) {
@@ -381,7 +393,7 @@ public final class ClusterWorker: @unchecked Sendable {
         state.withLock { $0.acquiredAt = .now }
         var count = owned.count
         for partition in 0..<layout.partitioning.count where !owned.contains(partition) && assignment[partition] == configuration.id {
-            guard count < configuration.maxPartitions else { return }
+            guard count < configuration.maxPartitions, !state.withLock({ $0.stopping }) else { return }
             let started = ContinuousClock.now
             let taken: PartitionLease?
             do {
@@ -396,7 +408,7 @@ public final class ClusterWorker: @unchecked Sendable {
             do {
                 let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
                                                         configuration: configuration.engine, fences: configuration.fences,
-                                                        fenceBucket: fenceBucket)
+                                                        fenceBucket: fenceBucket, trace: configuration.trace)
                 trace("partition \(partition): taken — lease \(ClusterWorker.format(leased - started)), resume \(ClusterWorker.format(ContinuousClock.now - leased))")
                 state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: .now, recordsSinceSnapshot: 0) }
                 renewer.add(lease)

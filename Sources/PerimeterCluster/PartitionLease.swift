@@ -93,20 +93,27 @@ public final class PartitionLease: @unchecked Sendable {
     /// Whether the lease is lost for good (someone else's revision, or released).
     public var isLost: Bool { state.withLock { $0.lost } }
 
-    /// Rewrites the lease at the revision held, extending it by ``duration`` from now.
+    /// Whether the lease is neither lost nor valid: its renewals went unanswered (the leases bucket's
+    /// stream had no leader, say) until its validity ran out. Its holder processes nothing, and a
+    /// renewal decides: it succeeds only if nobody wrote the key since the revision held — then nobody
+    /// else can have held the partition in between, and the holder goes on where it stopped — and
+    /// otherwise the lease is lost.
+    public var isLapsed: Bool {
+        state.withLock { !$0.lost && ContinuousClock.now >= $0.validUntil }
+    }
+
+    /// Rewrites the lease at the revision held, extending it by ``duration`` from now; a lapsed lease
+    /// (``isLapsed``) is tried too — the compare-and-set is what tells whether it is still ours.
     /// - Returns: whether the lease is still held. `false` is final: another write came first (the key
-    ///   expired and was taken, or was released), or the lease ran out before this renewal.
+    ///   expired and was taken or deleted by the bucket's TTL, or was released).
     /// - Throws: ``NATSError`` when the cluster did not answer; the lease stays held until
     ///   ``isValid`` turns false, and a later renewal may still succeed.
     @discardableResult
     public func renew() throws(NATSError) -> Bool {
         writing.lock()
         defer { writing.unlock() }
-        let (revision, valid) = state.withLock { ($0.revision, !$0.lost && ContinuousClock.now < $0.validUntil) }
-        guard valid else {
-            state.withLock { $0.lost = true }
-            return false
-        }
+        let (revision, lost) = state.withLock { ($0.revision, $0.lost) }
+        guard !lost else { return false }
         let sentAt = ContinuousClock.now
         do {
             let next = try bucket.update(PartitionLease.key(partition), Array(owner.utf8), expectedRevision: revision)

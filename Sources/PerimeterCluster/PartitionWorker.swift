@@ -46,6 +46,8 @@ public final class PartitionWorker: @unchecked Sendable {
         public var duplicateEvents = 0
         /// Event batches published again after a refusal or a failure.
         public var republished = 0
+        /// Input consumers opened anew (``PartitionWorker/reopenInput()``).
+        public var inputReopens = 0
     }
 
     /// The partition.
@@ -77,17 +79,23 @@ public final class PartitionWorker: @unchecked Sendable {
     private let jetStream: JetStream
     private let layout: ClusterLayout
     private var consumer: PullConsumer
+    /// The input consumer that replaces ``consumer``, being created off the caller's thread.
+    private var reopening: PendingConsumer<PullConsumer>?
     private let fences: FenceFeed?
+    private let trace: (@Sendable (String) -> Void)?
     private var lastEventSequence: UInt64
     private var lastTickSequence: UInt64
 
     /// A worker for `lease`'s partition that continues `engine` from input sequence `startSequence`
     /// (1: from the beginning; a snapshot's covered sequence + 1 after a restore). With `fences`, the
     /// fence set follows the fences bucket at the points the ticks record; `engine` then holds the
-    /// fences as of the start (none, from the beginning).
+    /// fences as of the start (none, from the beginning). `trace` gets a line for each input consumer
+    /// that failed to open and for its success after failures.
     public init(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, engine: DetectionEngine,
-                startSequence: UInt64 = 1, fences: FenceFeed? = nil, fenceRevision: UInt64 = 0) throws(NATSError) {
+                startSequence: UInt64 = 1, fences: FenceFeed? = nil, fenceRevision: UInt64 = 0,
+                trace: (@Sendable (String) -> Void)? = nil) throws(NATSError) {
         self.jetStream = jetStream
+        self.trace = trace
         self.fences = fences
         self.fenceRevision = fenceRevision
         self.layout = layout
@@ -96,24 +104,54 @@ public final class PartitionWorker: @unchecked Sendable {
         inputSequence = startSequence > 0 ? startSequence - 1 : 0
         lastEventSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.eventStream, subject: layout.eventSubject(lease.partition))
         lastTickSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.inputStream, subject: layout.tickSubject(lease.partition))
-        consumer = try jetStream.pullConsumer(stream: layout.inputStream, filterSubject: layout.inputFilter(lease.partition),
-                                             startSequence: max(startSequence, 1), creationTimeout: PartitionWorker.consumerCreationTimeout)
+        let (stream, filter, from) = (layout.inputStream, layout.inputFilter(lease.partition), max(startSequence, 1))
+        consumer = try PendingConsumer.create(what: "partition \(lease.partition): input consumer from \(from)",
+                                              timeout: PartitionWorker.consumerCreationTimeout * 2, trace: trace,
+                                              attempt: { () throws -> PullConsumer in
+                                                  try jetStream.pullConsumer(stream: stream, filterSubject: filter, startSequence: from,
+                                                                             creationTimeout: PartitionWorker.consumerCreationTimeout)
+                                              },
+                                              close: { $0.close() })
     }
 
-    deinit { consumer.close() }
+    deinit {
+        reopening?.cancel()
+        PendingConsumer.closeInBackground(consumer) { $0.close() }
+    }
 
-    /// How long creating the input consumer may wait (it takes milliseconds here): for 30–60 s after a
-    /// server of a cluster died, creations time out (docs/cluster.md, "Still to build"), and each
-    /// attempt held the worker's loop for the full 5 s request timeout.
+    /// How long one attempt to create a consumer may wait (it takes milliseconds when the cluster is
+    /// well): while a server of a cluster is dead, about one creation in three is placed on it and never
+    /// answered (docs/cluster.md, "Recovery after a NATS server dies"); the next attempt is placed anew.
+    /// A new worker waits twice this for its first input consumer, attempts overlapping
+    /// (``PendingConsumer``).
     public static let consumerCreationTimeout = Duration.seconds(2)
+
+    /// Whether a new input consumer is being created (``reopenInput()``).
+    public var isReopeningInput: Bool { reopening != nil }
 
     /// One batch: see the type's description.
     /// - Throws: ``NATSError`` when the cluster fails in a way retrying did not cure; the worker can
     ///   step again (its position is unchanged when the events were not all published).
     public func step(maxMessages: Int = 1000, wait: Duration = .milliseconds(250)) throws(NATSError) -> Step {
-        guard try holdsLease() else { return stop() }
-        let messages = try consumer.fetch(max: maxMessages, timeout: wait)
+        switch try leaseStanding() {
+        case .lost: return stop()
+        case .lapsed: return .idle   // nothing until a renewal decides
+        case .held: break
+        }
+        adoptReopenedInput()
+        var messages: [StreamMessage]
+        do {
+            messages = try consumer.fetch(max: maxMessages, timeout: wait)
+        } catch {
+            // The consumer's server is likely gone; its replacement is on its way.
+            if reopening != nil { return .idle }
+            throw error
+        }
         if messages.isEmpty { return .idle }
+        // A reopened consumer starts where the worker was when the reopen began; the old one may have
+        // delivered more since.
+        messages.removeAll { $0.sequence <= inputSequence }
+        if messages.isEmpty { return .processed(records: 0, events: 0) }
         isConsistent = false
         var events: [GeofenceEvent] = []
         for message in messages {
@@ -132,19 +170,36 @@ public final class PartitionWorker: @unchecked Sendable {
         return .processed(records: messages.count, events: events.count)
     }
 
-    /// Replaces the input consumer with a new one from the sequence after ``inputSequence``. An
-    /// ephemeral consumer lives on one server of the cluster: when that server dies, its fetches find
-    /// nothing, which looks like an idle partition — the owner reopens the input of a partition that has
-    /// been idle for a while.
+    /// Starts replacing the input consumer with a new one from the sequence after ``inputSequence``, and
+    /// returns at once: the new consumer is created off the caller's thread, attempts overlapping
+    /// (``PendingConsumer``, ``consumerCreationTimeout`` each), and a later ``step(maxMessages:wait:)`` takes it when it is
+    /// there; until then steps go on with the old consumer (a failing fetch is then an idle step), and
+    /// what both deliver is applied once, by sequence. An ephemeral consumer lives on one server of the
+    /// cluster: when that server dies, its fetches fail or find nothing, which looks like an idle
+    /// partition — the owner reopens the input of a partition whose round failed or that has been idle
+    /// for a while. Nothing happens while a reopen is under way.
     /// - Returns: `false` when it cannot (stopped, or not ``isConsistent``: rebuild from a snapshot).
     @discardableResult
-    public func reopenInput() throws(NATSError) -> Bool {
+    public func reopenInput() -> Bool {
         guard !stopped, isConsistent else { return false }
-        let next = try jetStream.pullConsumer(stream: layout.inputStream, filterSubject: layout.inputFilter(partition),
-                                              startSequence: inputSequence + 1, creationTimeout: PartitionWorker.consumerCreationTimeout)
-        consumer.close()
-        consumer = next
+        guard reopening == nil else { return true }
+        let (jetStream, stream, filter, from) = (jetStream, layout.inputStream, layout.inputFilter(partition), inputSequence + 1)
+        statistics.inputReopens += 1
+        reopening = PendingConsumer(what: "partition \(partition): input consumer from \(from)", trace: trace,
+                                    attempt: { () throws -> PullConsumer in
+                                        try jetStream.pullConsumer(stream: stream, filterSubject: filter, startSequence: from,
+                                                                   creationTimeout: PartitionWorker.consumerCreationTimeout)
+                                    },
+                                    close: { $0.close() })
         return true
+    }
+
+    /// Takes the reopened input consumer when it is there.
+    private func adoptReopenedInput() {
+        guard let next = reopening?.take() else { return }
+        reopening = nil
+        PendingConsumer.closeInBackground(consumer) { $0.close() }
+        consumer = next
     }
 
     /// Stops: the consumer is closed and every later ``step(maxMessages:wait:)`` answers
@@ -153,7 +208,10 @@ public final class PartitionWorker: @unchecked Sendable {
     public func stop(releasing: Bool) {
         if !stopped {
             stopped = true
-            consumer.close()
+            reopening?.cancel()
+            reopening = nil
+            PendingConsumer.closeInBackground(consumer) { $0.close() }
+            fences?.close()
         }
         if releasing { try? lease.release() }
     }
@@ -166,9 +224,12 @@ public final class PartitionWorker: @unchecked Sendable {
     ///   the worker stopped).
     @discardableResult
     public func tick(to time: Date, holding: [DeviceID] = []) throws(NATSError) -> Bool {
-        guard try holdsLease() else {
+        switch try leaseStanding() {
+        case .lost:
             stop(releasing: false)
             return false
+        case .lapsed: return true   // no tick until a renewal decides
+        case .held: break
         }
         try fences?.poll()
         let tick = InputRecord.tick(partition: partition, time: time, holding: holding.sorted(), fenceRevision: fences?.receivedRevision ?? 0)
@@ -204,8 +265,14 @@ public final class PartitionWorker: @unchecked Sendable {
     /// Saves ``snapshot()`` while the lease holds, by compare-and-set on the snapshot it last saw.
     /// - Returns: `false` when the lease is lost (the worker stopped; nothing was written).
     @discardableResult
+    /// - Throws: ``NATSError`` when the cluster failed, or the lease is lapsed (``PartitionLease/isLapsed``:
+    ///   nothing may be written until a renewal decides).
     public func saveSnapshot(to store: SnapshotStore) throws(NATSError) -> Bool {
-        guard try holdsLease() else { return stop() != .leaseLost }
+        switch try leaseStanding() {
+        case .lost: return stop() != .leaseLost
+        case .lapsed: throw NATSError.timeout("snapshot of partition \(partition)", "its lease lapsed: renewals went unanswered")
+        case .held: break
+        }
         let snapshot = snapshot()
         for _ in 0..<2 {
             var previous: UInt64 = 0
@@ -230,14 +297,19 @@ public final class PartitionWorker: @unchecked Sendable {
     /// when there is none): the engine gets the fences (from `fenceBucket` up to the snapshot's fence
     /// revision, with a feed that goes on from there; or the fixed `fences`), then the snapshot's
     /// devices, and reads the input from the sequence after the snapshot's.
+    /// `trace` gets the lines of the input consumer's and the fence feed's reopens.
     public static func resume(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, snapshots: SnapshotStore,
                               configuration: DetectionEngine.Configuration = DetectionEngine.Configuration(),
-                              fences: [Fence] = [], fenceBucket: KeyValueBucket? = nil) throws -> PartitionWorker {
+                              fences: [Fence] = [], fenceBucket: KeyValueBucket? = nil,
+                              trace: (@Sendable (String) -> Void)? = nil) throws -> PartitionWorker {
         let latest = try snapshots.latest(lease.partition)?.snapshot
         var engine = DetectionEngine(fences: fences, configuration: configuration)
         var feed: FenceFeed?
         if let fenceBucket {
-            feed = try FenceFeed(bucket: fenceBucket)
+            let partition = lease.partition
+            var feedTrace: (@Sendable (String) -> Void)?
+            if let trace { feedTrace = { line in trace("partition \(partition): \(line)") } }
+            feed = try FenceFeed(bucket: fenceBucket, trace: feedTrace)
             if let latest, latest.fenceRevision > 0 {
                 FenceFeed.apply(try feed!.take(through: latest.fenceRevision), to: &engine)
             }
@@ -245,7 +317,7 @@ public final class PartitionWorker: @unchecked Sendable {
         if let latest { try latest.restore(into: &engine) }
         return try PartitionWorker(jetStream: jetStream, layout: layout, lease: lease, engine: engine,
                                    startSequence: (latest?.inputSequence ?? 0) + 1, fences: feed,
-                                   fenceRevision: latest?.fenceRevision ?? 0)
+                                   fenceRevision: latest?.fenceRevision ?? 0, trace: trace)
     }
 
     private func stop() -> Step {
@@ -274,6 +346,20 @@ public final class PartitionWorker: @unchecked Sendable {
             }
             statistics.ticks += 1
         }
+    }
+
+    private enum LeaseStanding { case held, lapsed, lost }
+
+    /// Where the lease stands, renewing it when due (a lapsed lease too: see
+    /// ``PartitionLease/isLapsed``).
+    private func leaseStanding() throws(NATSError) -> LeaseStanding {
+        if stopped || lease.isLost { return .lost }
+        do {
+            if try lease.renewIfDue() { return .held }
+        } catch {
+            // Unanswered: the lease holds until its validity runs out, then it is lapsed.
+        }
+        return lease.isLost ? .lost : lease.isValid ? .held : .lapsed
     }
 
     /// Whether the lease still holds, renewing it when a third of its time has passed (a no-op when a

@@ -46,10 +46,15 @@ public final class WorkerMembership: @unchecked Sendable {
 
     /// Announces this worker and reads every live worker's presence, this one included, sorted by id.
     /// A presence key that does not hold a presence (written by something else) is skipped.
+    ///
+    /// The keys are listed from the bucket stream's subjects (``PerimeterNATS/KeyValueBucket/storedKeys(matching:)``),
+    /// not through a consumer: creating one fails for as long as a NATS server of the cluster is dead
+    /// whenever the server places it there (docs/cluster.md, "Recovery after a NATS server dies"), and
+    /// a worker that cannot read the membership cannot hand partitions over.
     public func members() throws(NATSError) -> [WorkerPresence] {
         try announce()
         var members = [presence]
-        for key in try bucket.keys() where key.hasPrefix(WorkerMembership.keyPrefix) && key != self.key {
+        for key in try bucket.storedKeys() where key.hasPrefix(WorkerMembership.keyPrefix) && key != self.key {
             // A key can expire between the listing and the read: then it is simply not a member.
             guard let entry = try bucket.get(key), !entry.value.isEmpty,
                   let member = try? JSONDecoder().decode(WorkerPresence.self, from: Data(entry.value)) else { continue }

@@ -56,6 +56,30 @@ public final class JetStream: @unchecked Sendable {
         return StreamState(info!.pointee.State)
     }
 
+    /// The subjects of `stream` that match `filter` (wildcards allowed) and hold messages now, with how
+    /// many each holds. One request, answered by the stream's leader: unlike listing keys through a
+    /// consumer, it creates nothing on the cluster, so it does not depend on which servers are up beyond
+    /// the stream's leader (docs/cluster.md, "Recovery after a NATS server dies").
+    public func subjects(of stream: String, matching filter: String) throws(NATSError) -> [String: UInt64] {
+        var options = jsOptions()
+        try NATSError.check(jsOptions_Init(&options), "stream info \(stream): options")
+        options.Wait = requestTimeout.milliseconds
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(0)
+        let status = filter.withCString { cFilter in
+            options.Stream.Info.SubjectsFilter = cFilter
+            return js_GetStreamInfo(&info, context, stream, &options, &code)
+        }
+        try NATSError.check(status, "subjects \(filter) of \(stream)", code: code)
+        defer { jsStreamInfo_Destroy(info) }
+        guard let list = info?.pointee.State.Subjects?.pointee, let entries = list.List else { return [:] }
+        var subjects: [String: UInt64] = [:]
+        for entry in UnsafeBufferPointer(start: entries, count: Int(list.Count)) {
+            if let subject = entry.Subject { subjects[String(cString: subject)] = entry.Msgs }
+        }
+        return subjects
+    }
+
     /// Deletes a stream and its messages.
     public func deleteStream(_ name: String) throws(NATSError) {
         var code = jsErrCode(0)

@@ -183,9 +183,12 @@ public final class KeyValueBucket: @unchecked Sendable {
     /// Every revision the bucket still holds from `revision` on (1: all), in revision order, and then
     /// every new write: a pull consumer on the bucket's stream. A fence feed replays from a snapshot's
     /// fence revision this way.
-    public func changes(from revision: UInt64) throws(NATSError) -> KeyValueChanges {
+    /// - Parameter creationTimeout: how long creating the consumer may wait (default: the context's
+    ///   request timeout; see ``JetStream/pullConsumer(stream:filterSubject:startSequence:inactiveThreshold:creationTimeout:)``).
+    public func changes(from revision: UInt64, creationTimeout: Duration? = nil) throws(NATSError) -> KeyValueChanges {
         KeyValueChanges(bucket: name, consumer: try jetStream.pullConsumer(stream: "KV_\(name)", filterSubject: "$KV.\(name).>",
-                                                                           startSequence: max(revision, 1)))
+                                                                           startSequence: max(revision, 1),
+                                                                           creationTimeout: creationTimeout))
     }
 
     /// A put of `key` fenced by the expected last revision (a publish to the bucket's subject, so the
@@ -228,6 +231,18 @@ public final class KeyValueBucket: @unchecked Sendable {
         try NATSError.check(status, "keys of \(name)")
         defer { kvKeysList_Destroy(&list) }
         return (0..<Int(list.Count)).compactMap { i in list.Keys[i].map { String(cString: $0) } }
+    }
+
+    /// The keys that have a revision stored, among those `pattern` matches (a key, or a pattern with `*`
+    /// and `>` as whole tokens; `>`: every key), through the bucket stream's subjects
+    /// (``JetStream/subjects(of:matching:)``): one request, no consumer — ``keys()`` creates one each
+    /// time, and after a server of a cluster died such creations can time out. A key's latest revision
+    /// may be a delete marker: ``get(_:)`` then answers `nil`. A key whose revisions expired (the
+    /// bucket's TTL) is not listed.
+    public func storedKeys(matching pattern: String = ">") throws(NATSError) -> [String] {
+        let prefix = "$KV.\(name)."
+        return try jetStream.subjects(of: "KV_\(name)", matching: prefix + pattern).keys
+            .filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }.sorted()
     }
 
     /// Watches `keys` (a key, or a pattern with `*` and `>`; `>` is every key): first the latest

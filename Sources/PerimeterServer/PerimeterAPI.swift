@@ -216,6 +216,7 @@ public final class PerimeterAPI: Sendable {
                        Double(time.clockEvents)))
         gauges.append(("perimeter_updates_late", "Updates dated before a timer the clock had fired for their device, evaluated as of that timer, since the server started.",
                        Double(time.lateUpdates)))
+        if let relay = service.relay { gauges += relay.gauges }
         if let bytes = storeSize() {
             gauges.append(("perimeter_store_bytes", "Size of the store on disk (database and WAL).", Double(bytes)))
         }

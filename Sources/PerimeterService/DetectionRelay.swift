@@ -20,4 +20,12 @@ public protocol DetectionRelay: Sendable {
     /// Stores fence changes where the detecting processes read them: `upserted` features (each has an
     /// id) added or replaced, then the fences `removed`. Returns once they are stored.
     func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError)
+
+    /// Gauges the server adds to `/metrics`, sampled now (name, help text, value).
+    var gauges: [(name: String, help: String, value: Double)] { get }
+}
+
+extension DetectionRelay {
+    /// None.
+    public var gauges: [(name: String, help: String, value: Double)] { [] }
 }

@@ -107,4 +107,34 @@ struct PartitionLeaseTests {
             try js.deleteKeyValue(bucket.name)
         }
     }
+
+    /// Renewals that go unanswered past the lease's validity (the leases stream without a leader after
+    /// a server died) leave it lapsed, not lost: its holder does nothing, and a renewal at the revision
+    /// held brings it back when nobody wrote the key since; once the key has expired, it is lost.
+    @Test func aLapsedLeaseComesBackOnlyWhileNobodyWroteTheKey() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let duration = Duration.seconds(6)
+            let bucket = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: duration))
+            let sentBefore = Date()
+            guard let a = try PartitionLease.acquire(in: bucket, partition: 0, owner: "worker-a", duration: duration) else {
+                throw Failed("not acquired")
+            }
+            // Past the validity (4.5 s), before the key's expiry (6 s).
+            let wake = sentBefore.addingTimeInterval(4.8).timeIntervalSinceNow
+            if wake > 0 { usleep(UInt32(wake * 1_000_000)) }
+            try check(!a.isValid && a.isLapsed && !a.isLost, "lapsed, not lost")
+            try check(try a.renew() && a.isValid && !a.isLapsed, "a renewal at the revision held brings it back")
+            try check(try bucket.get(PartitionLease.key(0))?.revision == a.revision, "the key holds the new revision")
+            // Nobody renews: the key expires with the bucket's TTL.
+            let deadline = Date().addingTimeInterval(20)
+            while try bucket.get(PartitionLease.key(0)) != nil {
+                if Date() > deadline { throw Failed("the key did not expire") }
+                usleep(200_000)
+            }
+            try check(a.isLapsed, "lapsed again")
+            try check(try a.renew() == false && a.isLost && !a.isLapsed, "an expired key is not taken back by a renewal")
+            try js.deleteKeyValue(bucket.name)
+        }
+    }
 }

@@ -96,6 +96,44 @@ func perDevice(_ events: [GeofenceEvent]) -> [DeviceID: [String]] {
 
 @Suite("Partition workers on a real nats-server", .disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))
 struct PartitionWorkerTests {
+    /// Reopening the input mid-stream, as after its server died: the new consumer is created off the
+    /// caller's thread while steps go on with the old one, and it starts where the worker was when the
+    /// reopen began, so both deliver some records — each is applied once, and the events are the
+    /// single-process ones.
+    @Test func reopeningTheInputMidStreamAppliesEachRecordOnce() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let layout = try freshLayout(partitions: 1, js: js)
+            let updates = Drive.updates(devices: 6, seed: 5)
+            try publishInput(updates, js: js, layout: layout)
+            let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: .seconds(30)))
+            guard let lease = try PartitionLease.acquire(in: leases, partition: 0, owner: "w", duration: .seconds(30)) else {
+                throw Failed("not acquired")
+            }
+            let worker = try PartitionWorker(jetStream: js, layout: layout, lease: lease, engine: DetectionEngine(fences: Drive.fences))
+            while worker.inputSequence < UInt64(updates.count / 3) { _ = try worker.step(maxMessages: 20, wait: .milliseconds(300)) }
+            try check(worker.reopenInput() && worker.isReopeningInput, "a reopen begins")
+            try check(worker.reopenInput(), "a second call while one is under way changes nothing")
+            // The old consumer keeps delivering until the new one is taken.
+            _ = try worker.step(maxMessages: 20, wait: .milliseconds(300))
+            let deadline = Date().addingTimeInterval(20)
+            while worker.isReopeningInput {
+                if Date() > deadline { throw Failed("the new consumer never came") }
+                _ = try worker.step(maxMessages: 20, wait: .milliseconds(50))
+            }
+            try check(try drain(worker) == .idle, "drained")
+            try check(worker.statistics.inputReopens == 1, "one reopen: \(worker.statistics)")
+            try check(worker.statistics.updates + worker.statistics.rejected == updates.count,
+                      "every update applied once: \(worker.statistics.updates) + \(worker.statistics.rejected) of \(updates.count)")
+            let expected = Drive.singleProcessEvents(updates)
+            let stored = try storedEvents(js: js, layout: layout)
+            try check(stored.count == expected.count && Set(stored) == Set(expected), "the single-process events: \(stored.count) of \(expected.count)")
+            try check(worker.statistics.duplicateEvents == 0, "nothing published twice")
+            worker.stop(releasing: true)
+            try js.deleteKeyValue(leases.name)
+        }
+    }
+
     @Test func workersGiveTheSingleProcessEventsByIdAndPerDeviceOrder() async throws {
         try await offThePool {
             let js = try SharedServer.jetStream()

@@ -260,7 +260,8 @@ extension WorkerProcessTests {
     }
 
     /// A three-server NATS cluster with R3 streams and buckets, two worker processes: kill -9 of one
-    /// NATS server mid-stream; the events stream still holds exactly the single-process events.
+    /// NATS server mid-stream; the events stream still holds exactly the single-process events, every
+    /// one stored within 45 s of the kill.
     @Test func killingOneOfThreeNATSServersLosesAndDoublesNothing() async throws {
         guard let binary = WorkerProcess.binary else { throw Failed("the perimeter executable is not built beside the tests") }
         try await offThePool {
@@ -298,8 +299,10 @@ extension WorkerProcessTests {
                 w1.kill9()
                 w2.kill9()
             }
+            let startedAt = ContinuousClock.now
             try check(waitUntil(seconds: 60) { Set(w1.owned + w2.owned).count == Self.partitions && w1.owned.count == 4 },
                       "two processes hold half each: \(w1.output)\n\(w2.output)\n\(w1.standardError)\n\(w2.standardError)")
+            print("worker processes: two workers on three servers hold half each \(ContinuousClock.now - startedAt) after they started")
             try check(waitUntil(seconds: 30) { Self.fencesInEffect(js: js, layout: layout, revision: fenceRevision) },
                       "every partition's ticks carry the fences")
             let half = updates.count / 2
@@ -321,7 +324,11 @@ extension WorkerProcessTests {
             watching.start()
             try Self.publishRetrying(updates[half...], js: js, layout: layout)
             let published = ContinuousClock.now - killedAt
-            let done = waitUntil(seconds: 90) {
+            // What the design allows (docs/cluster.md, "Recovery after a NATS server dies"): new stream
+            // leaders (up to about 11 s measured), the lease time when the leases' election outlasted it
+            // (5 s here), a few overlapping consumer creations for each partition taken or reopened, and
+            // the replay — under the load of a shared machine.
+            let done = waitUntil(seconds: 45) {
                 ((try? js.streamState(layout.eventStream).messages) ?? 0) >= UInt64(expected.count)
             }
             let first = firstStored.withLock { $0 }

@@ -143,6 +143,14 @@ struct APINodeTests {
             #expect(mine["lastUpdateTime"] == theirs["lastUpdateTime"])
         }
         #expect(try client.request("GET", "/v1/devices/never").status == 404)
+
+        // /metrics: what the node published (the retry too: the stream drops it) and how far it read.
+        let metrics = String(decoding: try client.request("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("\nperimeter_cluster_updates_relayed 96\n"), "\(metrics)")
+        #expect(metrics.contains("\nperimeter_cluster_events_read \(node.relay.eventSequence)\n"))
+        #expect(node.relay.eventSequence >= UInt64(expected.count))
+        #expect(metrics.contains("\nperimeter_cluster_events_lag 0\n"))
+        #expect(metrics.contains("\nperimeter_cluster_events_undecodable 0\n"))
     }
 
     /// A second API node started later reads the fences and the whole event log from the cluster, and
