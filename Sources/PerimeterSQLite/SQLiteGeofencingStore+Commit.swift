@@ -112,21 +112,7 @@ extension SQLiteGeofencingStore {
                     try executeDevice(insert)
                 }
                 guard change.presenceChanged else { continue }
-                let clear = try db.statement(literal: "DELETE FROM presence WHERE device = ?")
-                clear.bind(snapshot.device.rawValue, at: 1)
-                try clear.execute()
-                let insert = try db.statement(literal: """
-                    INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES (?, ?, ?, ?, ?, ?)
-                    """)
-                for m in snapshot.memberships {
-                    insert.bind(snapshot.device.rawValue, at: 1)
-                    insert.bind(m.fence.rawValue, at: 2)
-                    insert.bind(m.entryTime, at: 3)
-                    insert.bind(Int64(bitPattern: m.visitSequence), at: 4)
-                    insert.bind(Int64(m.hasDwelled ? 1 : 0), at: 5)
-                    insert.bind(m.ordinal.map(Int64.init), at: 6)
-                    try insert.execute()
-                }
+                try writePresence(of: snapshot, stored: change.storedMemberships, into: db)
             }
         }
 
@@ -197,6 +183,42 @@ extension SQLiteGeofencingStore {
                 consent.bind(Int64(granted ? 1 : 0), at: 2)
                 try consent.execute()
             }
+        }
+    }
+
+    /// Makes the presence rows of `snapshot`'s device its memberships. When the rows held now are known
+    /// (`stored`), only the memberships that differ are written — one row per entry, exit or dwell,
+    /// instead of all of the device's rows; otherwise the rows are deleted and written again.
+    private static func writePresence(of snapshot: DetectionEngine.DeviceSnapshot,
+                                      stored: [DetectionEngine.MembershipSnapshot]?, into db: Database) throws {
+        let device = snapshot.device.rawValue
+        let memberships = snapshot.memberships
+        if let stored {
+            for old in stored where !memberships.contains(where: { $0.fence == old.fence }) {
+                let delete = try db.statement(literal: "DELETE FROM presence WHERE device = ? AND fence = ?")
+                delete.bind(device, at: 1)
+                delete.bind(old.fence.rawValue, at: 2)
+                try delete.execute()
+            }
+        } else {
+            let clear = try db.statement(literal: "DELETE FROM presence WHERE device = ?")
+            clear.bind(device, at: 1)
+            try clear.execute()
+        }
+        // An upsert: with `stored` known, a changed membership (a dwell fell due) has its row already.
+        let write = try db.statement(literal: """
+            INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
+                visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
+            """)
+        for m in memberships where !(stored?.contains(m) ?? false) {
+            write.bind(device, at: 1)
+            write.bind(m.fence.rawValue, at: 2)
+            write.bind(m.entryTime, at: 3)
+            write.bind(Int64(bitPattern: m.visitSequence), at: 4)
+            write.bind(Int64(m.hasDwelled ? 1 : 0), at: 5)
+            write.bind(m.ordinal.map(Int64.init), at: 6)
+            try write.execute()
         }
     }
 

@@ -188,50 +188,92 @@ extension GeofencingService {
                                                          options: GeofencingOptions, core c: inout ServiceCore,
                                                          into result: inout BatchResult)
     where Updates.Element == LocationUpdate {
+        let done: Void? = batch.withContiguousStorageIfAvailable { updates in
+            processLive(updates, simulated: simulated, now: now, options: options, core: &c, into: &result)
+        }
+        if done == nil {
+            Array(batch).withUnsafeBufferPointer { updates in
+                processLive(updates, simulated: simulated, now: now, options: options, core: &c, into: &result)
+            }
+        }
+    }
+
+    /// ``processLive(_:simulated:now:options:core:into:)`` on the batch in place. The updates are read
+    /// where they are, never copied, unless some are refused before the engine (then the others are
+    /// gathered for it); and each device's bookkeeping costs one hash look-up per update, plus one per
+    /// device and call for its arrival time (the same `now` for every update of the call).
+    private static func processLive(_ updates: UnsafeBufferPointer<LocationUpdate>, simulated: Bool, now: Double,
+                                    options: GeofencingOptions, core c: inout ServiceCore,
+                                    into result: inout BatchResult) {
         let maximumAccuracy = options.maximumHorizontalAccuracy
         let latestAccepted = now + options.maximumFutureSkew
         var refused: [BatchResult.Rejection] = []
-        var positions: [Int] = []
+        // When some update is refused: the others, and their positions in the batch.
         var accepted: [LocationUpdate] = []
-        positions.reserveCapacity(batch.count)
-        accepted.reserveCapacity(batch.count)
-        for (index, update) in batch.enumerated() {
-            let t = update.time.timeIntervalSince1970
-            if !simulated, t > latestAccepted {
+        var positions: [Int] = []
+        for index in updates.indices {
+            let error: GeofencingError
+            if !simulated, updates[index].time.timeIntervalSince1970 > latestAccepted {
                 c.timeStatistics.futureUpdates += 1
-                refused.append(.init(index: index, error: Self.futureUpdate(update, now: now, options: options)))
-                continue
-            }
-            if let maximumAccuracy, let accuracy = update.horizontalAccuracy, !(accuracy >= 0 && accuracy <= maximumAccuracy) {
-                refused.append(.init(index: index, error: GeofencingError(
+                error = Self.futureUpdate(updates[index], now: now, options: options)
+            } else if let maximumAccuracy, let accuracy = updates[index].horizontalAccuracy,
+                      !(accuracy >= 0 && accuracy <= maximumAccuracy) {
+                error = GeofencingError(
                     .inaccurateLocation,
-                    "update of device \(update.device) reports a horizontal accuracy of \(accuracy) m, worse than maximumHorizontalAccuracy (\(maximumAccuracy) m); it was ignored",
-                    device: update.device)))
+                    "update of device \(updates[index].device) reports a horizontal accuracy of \(accuracy) m, worse than maximumHorizontalAccuracy (\(maximumAccuracy) m); it was ignored",
+                    device: updates[index].device)
+            } else {
+                if !refused.isEmpty {
+                    accepted.append(updates[index])
+                    positions.append(index)
+                }
                 continue
             }
-            positions.append(index)
-            accepted.append(update)
+            if refused.isEmpty {
+                accepted.reserveCapacity(updates.count - 1)
+                positions.reserveCapacity(updates.count - 1)
+                accepted.append(contentsOf: updates[..<index])
+                positions.append(contentsOf: 0..<index)
+            }
+            refused.append(.init(index: index, error: error))
         }
+        if refused.isEmpty {
+            bookLive(updates, positions: nil, refused: [], now: now, core: &c, into: &result)
+        } else {
+            accepted.withUnsafeBufferPointer { accepted in
+                bookLive(accepted, positions: positions, refused: refused, now: now, core: &c, into: &result)
+            }
+        }
+    }
+
+    /// Runs the `accepted` updates through the engine and does the bookkeeping in batch order:
+    /// `positions[k]` is the batch position of `accepted[k]` (`nil`: the same), `refused` the updates
+    /// refused before the engine, by position.
+    private static func bookLive(_ accepted: UnsafeBufferPointer<LocationUpdate>, positions: [Int]?,
+                                 refused: [BatchResult.Rejection], now: Double, core c: inout ServiceCore,
+                                 into result: inout BatchResult) {
         let output = c.engine.process(accepted, advancingDevices: true)
-        var timers = output.timerEventIndices[...]
-        var rejections = output.rejections[...]
-        var refusals = refused[...]
-        for (k, update) in accepted.enumerated() {
-            let index = positions[k]
-            while let first = refusals.first, first.index < index { result.rejections.append(first); refusals.removeFirst() }
-            if timers.first == k {
-                timers.removeFirst()
-                c.pending.touch(update.device)
+        let timers = output.timerEventIndices, rejections = output.rejections
+        var t = 0, r = 0, f = 0
+        c.liveCalls += 1
+        let call = c.liveCalls
+        for k in accepted.indices {
+            let index = positions?[k] ?? k
+            while f < refused.count, refused[f].index < index {
+                result.rejections.append(refused[f])
+                f += 1
             }
-            if let rejection = rejections.first, rejection.index == k {
-                rejections.removeFirst()
-                result.rejections.append(.init(index: index, error: GeofencingError(rejection.rejection)))
-            } else {
-                c.pending.touch(update.device)
-                c.lastArrivals[update.device] = now
+            let timerFired = t < timers.count && timers[t] == k
+            if timerFired { t += 1 }
+            if r < rejections.count, rejections[r].index == k {
+                result.rejections.append(.init(index: index, error: GeofencingError(rejections[r].rejection)))
+                r += 1
+                if timerFired { c.pending.touch(accepted[k].device) }
+            } else if c.pending.arrive(accepted[k].device, call: call) {
+                c.lastArrivals[accepted[k].device] = now
             }
         }
-        result.rejections.append(contentsOf: refusals)
+        result.rejections.append(contentsOf: refused[f...])
         c.log(output.events, into: &result.events)
     }
 

@@ -93,11 +93,17 @@ public struct DeviceChange: Hashable, Sendable {
     public var snapshot: DetectionEngine.DeviceSnapshot
     /// Whether its memberships differ from what was last committed (only then are they rewritten).
     public var presenceChanged: Bool
+    /// When `presenceChanged`: the memberships the store holds for the device before this commit, so
+    /// that a store may write only the ones that differ; `nil` when they are not known (the service
+    /// gives `nil` in a commit that removes fences), and then every membership is rewritten.
+    public var storedMemberships: [DetectionEngine.MembershipSnapshot]?
 
     /// Creates a device change.
-    public init(snapshot: DetectionEngine.DeviceSnapshot, presenceChanged: Bool) {
+    public init(snapshot: DetectionEngine.DeviceSnapshot, presenceChanged: Bool,
+                storedMemberships: [DetectionEngine.MembershipSnapshot]? = nil) {
         self.snapshot = snapshot
         self.presenceChanged = presenceChanged
+        self.storedMemberships = storedMemberships
     }
 }
 

@@ -6,7 +6,10 @@ import PerimeterGeoJSON
 /// Changes made in memory and not yet committed to the store.
 struct PendingChanges {
     var fences: [FenceChange] = []
-    var touched: Set<DeviceID> = []
+    /// The touched devices, each with the live call (``ServiceCore/liveCalls``) that last recorded its
+    /// arrival (0: none): one hash look-up per update does the touch and tells whether the call has
+    /// its arrival time yet.
+    var touched: [DeviceID: UInt64] = [:]
     /// The touched devices in order of first touch (store order stays deterministic without sorting).
     var touchedOrder: [DeviceID] = []
     var events: [GeofencingEvent] = []
@@ -19,7 +22,33 @@ struct PendingChanges {
     var updates = 0
 
     mutating func touch(_ device: DeviceID) {
-        if touched.insert(device).inserted { touchedOrder.append(device) }
+        if Self.mark(&touched[device, default: Self.untouched]) { touchedOrder.append(device) }
+    }
+
+    /// Touches `device` for an update of live call `call` that the engine accepted.
+    /// - Returns: whether `call` had not recorded an arrival of the device yet (record it once per call).
+    mutating func arrive(_ device: DeviceID, call: UInt64) -> Bool {
+        var first = false
+        let recorded = Self.record(&touched[device, default: Self.untouched], call: call, first: &first)
+        if first { touchedOrder.append(device) }
+        return recorded
+    }
+
+    /// The value of a device not in ``touched``; calls are numbered from 1, and 0 means no arrival.
+    private static let untouched = UInt64.max
+
+    // Both take the entry through the dictionary's in-place accessor: one hash look-up per call.
+    private static func mark(_ entry: inout UInt64) -> Bool {
+        guard entry == untouched else { return false }
+        entry = 0
+        return true
+    }
+
+    private static func record(_ entry: inout UInt64, call: UInt64, first: inout Bool) -> Bool {
+        first = entry == untouched
+        guard entry != call else { return false }
+        entry = call
+        return true
     }
 
     mutating func touch(_ devices: [DeviceID]) {
@@ -82,6 +111,8 @@ struct ServiceCore {
     /// Live time, per device: the latest event time the service's clock fired for it without a fix, while
     /// it is later than the device's last update. An update dated before it is evaluated at it.
     var timerFloors: [DeviceID: Double] = [:]
+    /// Live calls made (``PendingChanges/arrive(_:call:)`` numbers them from 1).
+    var liveCalls: UInt64 = 0
     /// Live-time counters.
     var timeStatistics = GeofencingService.TimeStatistics()
     /// With a ``DetectionRelay``: what the relayed updates and logged events say of each device.
@@ -133,11 +164,17 @@ struct ServiceCore {
         guard !pending.isEmpty else { return work }
         work.changes.fences = pending.fences
         work.changes.forgottenDevices = pending.forgotten
+        // What the store holds of a device's presence is known unless this commit removes fences (their
+        // rows go first): then the store rewrites every membership of the devices that changed.
+        let removesFences = pending.fences.contains { if case .upsert = $0 { false } else { true } }
+        work.changes.devices.reserveCapacity(pending.touchedOrder.count)
         for device in pending.touchedOrder {
             guard let snapshot = engine.snapshot(of: device) else { continue }
-            let changed = (committedPresence[device] ?? []) != snapshot.memberships
+            let stored = committedPresence[device] ?? []
+            let changed = stored != snapshot.memberships
             if changed { work.presence.append((device, snapshot.memberships)) }
-            work.changes.devices.append(DeviceChange(snapshot: snapshot, presenceChanged: changed))
+            work.changes.devices.append(DeviceChange(snapshot: snapshot, presenceChanged: changed,
+                                                     storedMemberships: changed && !removesFences ? stored : nil))
         }
         work.changes.events = pending.events
         work.changes.serviceConsent = pending.serviceConsent
@@ -157,9 +194,29 @@ struct ServiceCore {
         guard !work.isEmpty else { return }
         if sinkWhenStored, !work.changes.events.isEmpty { sink?(work.changes.events) }
         commits += 1
+        forgetCommittedPresence(in: work.changes.fences)
         for (device, memberships) in work.presence { committedPresence[device] = memberships }
         committedAcceptedSequence = work.acceptedSequence
         committedArrivals = work.arrivals
+    }
+
+    /// Drops from ``committedPresence`` the memberships in fences that `changes` removed, as the store
+    /// dropped their rows: it then says what the store holds (``DeviceChange/storedMemberships``).
+    mutating func forgetCommittedPresence(in changes: [FenceChange]) {
+        var removed: Set<FenceID> = []
+        for change in changes {
+            switch change {
+            case .upsert: continue
+            case .remove(let id): removed.insert(id)
+            case .removeAll:
+                committedPresence = committedPresence.mapValues { _ in [] }
+                return
+            }
+        }
+        guard !removed.isEmpty else { return }
+        for (device, memberships) in committedPresence where memberships.contains(where: { removed.contains($0.fence) }) {
+            committedPresence[device] = memberships.filter { !removed.contains($0.fence) }
+        }
     }
 
     /// Puts the changes of a failed commit back in front of those made since, for the next commit.
