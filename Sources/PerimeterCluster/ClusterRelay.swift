@@ -34,8 +34,10 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [(updates: [LocationUpdate], completion: @Sendable (GeofencingError?) -> Void)] = []
     private var running = false
-    private let state = Mutex<(service: GeofencingService?, eventSequence: UInt64, published: UInt64, batches: UInt64,
-                               undecodable: UInt64)>((nil, 0, 0, 0, 0))
+    // No reference to the service is kept here: the service holds this relay, and its threads hold the
+    // service only while they run (until ``stop()``), so nothing outlives a stopped node.
+    private let state = Mutex<(eventSequence: UInt64, published: UInt64, batches: UInt64,
+                               undecodable: UInt64)>((0, 0, 0, 0))
     private let finished = DispatchGroup()
     private let watcher: Mutex<KeyValueWatcher?> = Mutex(nil)
 
@@ -74,7 +76,6 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
     /// logged (at most `timeout` for each).
     /// - Throws: ``PerimeterNATS/NATSError`` when the cluster does not answer.
     public func start(service: GeofencingService, timeout: Duration = .seconds(30)) throws(NATSError) {
-        state.withLock { $0.service = service }
         condition.withLock { running = true }
         finished.enter()
         Thread.detachNewThread { [self] in

@@ -36,8 +36,11 @@ final class WorkerProcess: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = errors
-        output.fileHandleForReading.readabilityHandler = { [self] handle in
+        // The handlers hold this object weakly and let go of themselves at the end of the output: the
+        // pipes belong to this object, so a strong capture would keep it (and its process) forever.
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
+            guard let self, !data.isEmpty else { handle.readabilityHandler = nil; return }
             partial.withLock { buffer in
                 buffer.append(data)
                 while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -48,8 +51,9 @@ final class WorkerProcess: @unchecked Sendable {
             }
         }
         // Collected as it comes: reading a live process's pipe to its end would wait for its exit.
-        errors.fileHandleForReading.readabilityHandler = { [self] handle in
+        errors.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
+            guard let self, !data.isEmpty else { handle.readabilityHandler = nil; return }
             errorBytes.withLock { $0.append(data) }
         }
         try process.run()

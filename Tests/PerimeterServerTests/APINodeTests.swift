@@ -81,6 +81,25 @@ struct APINodeTests {
         Dictionary(grouping: events, by: { $0["deviceId"]?.stringValue ?? "" }).mapValues { $0.compactMap { $0["id"]?.stringValue } }
     }
 
+    /// The service holds its relay; were the relay to hold the service too, a stopped node (and the
+    /// process of `perimeter serve --nats` at exit, which LeakSanitizer checks) would keep both.
+    @Test func aStoppedNodeLetsGoOfItsServerServiceAndRelay() throws {
+        weak var server: PerimeterServer?
+        weak var service: GeofencingService?
+        weak var relay: ClusterRelay?
+        do {
+            let node = try Node()
+            (server, service, relay) = (node.server, node.server.service, node.relay)
+            let client = try TestClient(port: node.server.port)
+            #expect(try client.request("POST", "/v1/locations", body: Array(T.json(Self.batch()).utf8)).status == 200)
+            node.stop()
+        }
+        let alive = ServerReleaseTests.released {
+            [("server", server as AnyObject?), ("service", service), ("relay", relay)].compactMap { $0.1 == nil ? nil : $0.0 }
+        }
+        #expect(alive.isEmpty, "still alive after stop: \(alive)")
+    }
+
     @Test func eventsReachRESTAndTheStreamWithTheSingleProcessIdsAndARetryDoublesNothing() async throws {
         let node = try Node()
         defer { node.stop() }
