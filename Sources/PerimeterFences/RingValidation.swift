@@ -66,33 +66,100 @@ enum RingValidation {
             boxes.append(EdgeBox(minX: min(a.longitude, b.longitude), maxX: max(a.longitude, b.longitude),
                                  minY: min(a.latitude, b.latitude), maxY: max(a.latitude, b.latitude), edge: i))
         }
+        // Any order of boxes with equal west ends will do: each pair is still met once.
+        boxes = bucketSorted(boxes, key: \.minX) { $0.minX < $1.minX }
         var best: (Int, Int)?
-        /// Tests one pair of edges whose boxes may meet.
-        func check(_ first: EdgeBox, _ other: EdgeBox) {
-            // Boxes apart: neither touching nor overlapping (the common case).
-            if other.minX > first.maxX || other.maxX < first.minX || other.minY > first.maxY || other.maxY < first.minY {
-                return
-            }
-            let (a, b) = (min(first.edge, other.edge), max(first.edge, other.edge))
-            if let best, (a, b) >= best { return }  // cannot improve on the pair already found
-            if b == a + 1 || (a == 0 && b == n - 1) {
-                // Adjacent edges share a vertex; they are wrong only if they overlap along a line.
-                if overlapsAlongLine(ring, a, b) { best = (a, b) }
-                return
-            }
-            if segmentsTouch(ring[a], ring[a + 1], ring[b], ring[b + 1]) { best = (a, b) }
-        }
-        boxes.sort { $0.minX < $1.minX }
-        boxes.withUnsafeBufferPointer { boxes in
-            for k in 0..<n {
-                var m = k + 1
-                while m < n, boxes[m].minX <= boxes[k].maxX {
-                    check(boxes[k], boxes[m])
-                    m += 1
+        ring.withUnsafeBufferPointer { ring in
+            boxes.withUnsafeBufferPointer { boxes in
+                for k in 0..<n {
+                    var m = k + 1
+                    while m < n, boxes[m].minX <= boxes[k].maxX {
+                        check(boxes[k], boxes[m], ring, edges: n, &best)
+                        m += 1
+                    }
                 }
             }
         }
         return best
+    }
+
+    /// Tests one pair of edges whose longitude ranges overlap, keeping in `best` the smallest pair found
+    /// (an `inout` parameter, where a captured variable cost an exclusivity check per pair).
+    @inline(__always)
+    private static func check(_ first: EdgeBox, _ other: EdgeBox, _ ring: UnsafeBufferPointer<Coordinate>, edges n: Int,
+                              _ best: inout (Int, Int)?) {
+        // Boxes apart: neither touching nor overlapping (the common case).
+        if other.minX > first.maxX || other.maxX < first.minX || other.minY > first.maxY || other.maxY < first.minY {
+            return
+        }
+        let (a, b) = (min(first.edge, other.edge), max(first.edge, other.edge))
+        if let found = best, (a, b) >= found { return }  // cannot improve on the pair already found
+        if b == a + 1 || (a == 0 && b == n - 1) {
+            // Adjacent edges share a vertex; they are wrong only if they overlap along a line.
+            if overlapsAlongLine(ring, a, b) { best = (a, b) }
+            return
+        }
+        if segmentsTouch(ring[a], ring[a + 1], ring[b], ring[b + 1]) { best = (a, b) }
+    }
+
+    /// `items` sorted by `less`, which must order them by `key` first (a larger key, a later item).
+    ///
+    /// A bucket sort: the key's range is cut into as many equal buckets as there are items, each item
+    /// goes to its key's bucket (rounding keeps the bucket number monotone in the key, so buckets are in
+    /// order), and each bucket, typically of one or two items, is sorted by `less`. Longitudes of a ring
+    /// spread evenly enough that this is linear; a comparison sort of the line sweep's events and the pair
+    /// sweep's boxes was a third of validating gen_workload.py's fences (perf).
+    /// - Complexity: O(n) for keys spread over their range; O(n log n) at worst (crowded buckets are
+    ///   sorted by `sort(by:)`).
+    static func bucketSorted<T>(_ items: [T], key: (T) -> Double, by less: (T, T) -> Bool) -> [T] {
+        let n = items.count
+        guard n > 16 else { return items.sorted(by: less) }
+        var lo = Double.infinity, hi = -Double.infinity
+        for item in items {
+            let k = key(item)
+            lo = min(lo, k)
+            hi = max(hi, k)
+        }
+        var scale = Double(n - 1) / (hi - lo)
+        if !scale.isFinite || !(scale > 0) { scale = 0 }  // one key (or a range too small to divide by)
+        @inline(__always) func bucket(_ item: T) -> Int {
+            let v = (key(item) - lo) * scale
+            return v < Double(n - 1) ? Int(v) : n - 1  // NaN (never from finite keys) goes last, not to a trap
+        }
+        var start = [Int32](repeating: 0, count: n + 1)
+        for item in items { start[bucket(item) + 1] += 1 }
+        for b in 0..<n { start[b + 1] += start[b] }
+        var next = start
+        var sorted = items  // every slot is overwritten below
+        sorted.withUnsafeMutableBufferPointer { sorted in
+            for item in items {
+                let b = bucket(item)
+                sorted[Int(next[b])] = item
+                next[b] += 1
+            }
+            var b = 0
+            while b < n {
+                let lower = Int(start[b]), upper = Int(start[b + 1])
+                b += 1
+                guard upper - lower > 1 else { continue }
+                if upper - lower > 32 {
+                    var crowded = UnsafeMutableBufferPointer(rebasing: sorted[lower..<upper])
+                    crowded.sort(by: less)
+                    continue
+                }
+                // Insertion sort: buckets hold a few items.
+                for i in (lower + 1)..<upper {
+                    let item = sorted[i]
+                    var j = i
+                    while j > lower, less(item, sorted[j - 1]) {
+                        sorted[j] = sorted[j - 1]
+                        j -= 1
+                    }
+                    sorted[j] = item
+                }
+            }
+        }
+        return sorted
     }
 
     /// Whether the line sweep proves the ring simple: no two non-adjacent edges touch and no two
@@ -125,7 +192,7 @@ enum RingValidation {
             sorted.append(Event(x: low[i].longitude, y: low[i].latitude, code: Int32(i << 1)))
             sorted.append(Event(x: high[i].longitude, y: high[i].latitude, code: Int32(i << 1 | 1)))
         }
-        sorted.sort { e, f in
+        sorted = bucketSorted(sorted, key: \.x) { e, f in
             e.x < f.x || (e.x == f.x && (e.y < f.y || (e.y == f.y && e.code & 1 > f.code & 1)))  // leaving first
         }
         let events = sorted.map(\.code)
@@ -149,8 +216,9 @@ enum RingValidation {
                 /// cannot be told without the two touching (not simple, or not proven).
                 func isSouth(_ a: Int, of b: Int) -> Bool? {
                     if !precedes(low[a], low[b]) {
-                        // a starts at or after b's start: where a's start lies against b.
-                        let o = Planar.orientation(low[b], high[b], low[a])
+                        // a starts at or after b's start: where a's start lies against b. A shared start
+                        // is on b's line (said at once: the orientation would reach its exact fallback).
+                        let o = low[a] == low[b] ? 0 : Planar.orientation(low[b], high[b], low[a])
                         if o != 0 { return o < 0 }
                         // On b's line: only their shared start, otherwise a vertex touches b.
                         guard low[a] == low[b], adjacent(a, b) else { return nil }
@@ -218,11 +286,6 @@ enum RingValidation {
         if o1 * o2 < 0 && o3 * o4 < 0 { return true }
         return (o1 == 0 && Planar.isOnSegment(q1, p1, p2)) || (o2 == 0 && Planar.isOnSegment(q2, p1, p2))
             || (o3 == 0 && Planar.isOnSegment(p1, q1, q2)) || (o4 == 0 && Planar.isOnSegment(p2, q1, q2))
-    }
-
-    /// Whether two edges that share a vertex fold back over each other.
-    private static func overlapsAlongLine(_ ring: [Coordinate], _ a: Int, _ b: Int) -> Bool {
-        ring.withUnsafeBufferPointer { overlapsAlongLine($0, a, b) }
     }
 
     /// Whether two edges that share a vertex fold back over each other.

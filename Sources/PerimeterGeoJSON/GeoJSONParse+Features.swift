@@ -18,9 +18,12 @@ extension GeoJSONParse {
                     repeat {
                         p.path.append(.index(index))
                         p.featureIndex = index
+                        _ = p.s.peek()
+                        let start = p.s.index
                         if let feature = try p.readFeatureElement() {
                             features.append(feature)
                             p.keptFeatureIndices.append(index)
+                            p.keptFeatureRanges.append(start ..< p.s.index)
                         }
                         p.featureIndex = nil
                         p.path.removeLast()

@@ -31,6 +31,8 @@ struct GeoJSONParse {
     var featureIndex: Int?
     /// Input positions of the features kept in the collection being read.
     var keptFeatureIndices: [Int] = []
+    /// Where in the input each kept feature's object is, `{` to `}`.
+    var keptFeatureRanges: [Range<Int>] = []
     /// Scratch for the positions of the innermost coordinate array being read.
     var scratch: [GeoJSON.Position] = []
 
@@ -73,7 +75,8 @@ struct GeoJSONParse {
                                    message: "\(unlisted) more problems not listed", path: [], featureIndex: nil,
                                    featureID: nil, offset: s.count))
         }
-        return GeoJSONReadResult(object: object, problems: finishedProblems(), featureIndices: keptFeatureIndices)
+        return GeoJSONReadResult(object: object, problems: finishedProblems(), featureIndices: keptFeatureIndices,
+                                 featureByteRanges: keptFeatureRanges)
     }
 
     private func finishedProblems() -> [GeoJSONProblem] {

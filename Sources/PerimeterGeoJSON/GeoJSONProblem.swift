@@ -58,12 +58,18 @@ public struct GeoJSONReadResult: Sendable {
     /// For a FeatureCollection: the position in the input of each feature kept in `object` (features with
     /// errors are left out, so these may skip numbers). Empty for other objects.
     public var featureIndices: [Int]
+    /// For a FeatureCollection: where in the input each feature kept in `object` is written, as byte
+    /// offsets from its `{` to just past its `}`. Those bytes, read alone, give the same feature, so a
+    /// store can keep them as they came instead of writing the feature anew. Empty for other objects.
+    public var featureByteRanges: [Range<Int>]
 
     /// Creates a result.
-    public init(object: GeoJSON.Object?, problems: [GeoJSONProblem], featureIndices: [Int] = []) {
+    public init(object: GeoJSON.Object?, problems: [GeoJSONProblem], featureIndices: [Int] = [],
+                featureByteRanges: [Range<Int>] = []) {
         self.object = object
         self.problems = problems
         self.featureIndices = featureIndices
+        self.featureByteRanges = featureByteRanges
     }
 
     /// The problems of severity `.error`.

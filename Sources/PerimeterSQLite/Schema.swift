@@ -78,6 +78,20 @@ enum Schema {
         ALTER TABLE presence ADD COLUMN ordinal INTEGER;
         ALTER TABLE device ADD COLUMN instant_visits BLOB;
         """,
+        // 6: fences in a rowid table with the feature text last. A feature is kilobytes (a large one
+        // megabytes) and lives in overflow pages either way; a WITHOUT ROWID table keeps such rows in a
+        // B-tree ordered by id, whose leaves split and rebalance as rows arrive in any order, where a rowid
+        // table appends and only the small id index is kept in order (measured: 10,000 fences of 3.6 KB,
+        // about 0.25 s less). Last, the feature no longer sits between a row's id and its small columns.
+        """
+        CREATE TABLE fence_v6 (
+            id TEXT PRIMARY KEY, position INTEGER NOT NULL, grp TEXT, name TEXT, dwell_time REAL, expires_at REAL,
+            added_sequence INTEGER, feature TEXT NOT NULL);
+        INSERT INTO fence_v6 (id, position, grp, name, dwell_time, expires_at, added_sequence, feature)
+            SELECT id, position, grp, name, dwell_time, expires_at, added_sequence, feature FROM fence ORDER BY position;
+        DROP TABLE fence;
+        ALTER TABLE fence_v6 RENAME TO fence;
+        """,
     ]
 
     /// The schema version this code writes.

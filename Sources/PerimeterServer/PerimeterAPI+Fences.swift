@@ -24,7 +24,7 @@ extension PerimeterAPI {
 
     /// `POST /v1/fences`: adds or replaces every feature of a FeatureCollection, atomically.
     func importFences(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
-        let features = try Self.readFeatures(request.body, expectCollection: true)
+        let (features, texts) = try Self.readFeatureCollection(request.body)
         for (index, feature) in features.enumerated() {
             guard let id = feature.id else {
                 throw Problem(422, "missing-id", title: "A feature has no id",
@@ -39,7 +39,7 @@ extension PerimeterAPI {
             }
         }
         do throws(GeofencingError) {
-            try service.addFeatures(features)
+            try service.addFeatures(features, texts: texts)
         } catch {
             throw error.problem
         }
@@ -143,7 +143,21 @@ extension PerimeterAPI {
     /// body is parsed once; only a body the reader refuses is parsed again, to answer a syntax error with
     /// the 400 that every endpoint gives for one.
     static func readFeatures(_ body: [UInt8], expectCollection: Bool) throws(Problem) -> [GeoJSON.Feature] {
+        try readFeatures(GeoJSONReader().read(body), body, expectCollection: expectCollection)
+    }
+
+    /// Reads a FeatureCollection with full validation (``readFeatures(_:expectCollection:)``); also the
+    /// JSON text of each feature as it is in `body`, which the store keeps instead of writing it anew.
+    static func readFeatureCollection(_ body: [UInt8]) throws(Problem) -> (features: [GeoJSON.Feature], texts: [String]) {
         let result = GeoJSONReader().read(body)
+        let features = try readFeatures(result, body, expectCollection: true)
+        let texts = body.withUnsafeBufferPointer { bytes in
+            result.featureByteRanges.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+        }
+        return (features, texts)
+    }
+
+    private static func readFeatures(_ result: GeoJSONReadResult, _ body: [UInt8], expectCollection: Bool) throws(Problem) -> [GeoJSON.Feature] {
         if result.hasErrors {
             _ = try parseJSON(body)
             let errors = result.errors

@@ -201,4 +201,28 @@ struct RingValidationTests {
             #expect(RingValidation.firstSelfIntersection(ring, method: .pairs) == nil)
         }
     }
+
+    /// The bucket sort that orders the sweeps' events and boxes gives exactly `sorted(by:)`'s order: keys
+    /// spread out, crowded into a few values (buckets past the insertion sort's size), all equal, spanning
+    /// zero with both signed zeros, tiny and huge ranges, and the lengths around its cut-over to `sorted`.
+    @Test("bucketSorted orders like sorted(by:)")
+    func bucketSortMatchesSorted() {
+        struct Item: Equatable { var key: Double; var tag: Int }
+        let less = { (a: Item, b: Item) -> Bool in a.key < b.key || (a.key == b.key && a.tag < b.tag) }
+        var random = SplitMix64(seed: 77)
+        let makers: [(inout SplitMix64) -> Double] = [
+            { Double.random(in: -180...180, using: &$0) },
+            { Double(Int.random(in: 0..<5, using: &$0)) * 0.25 },
+            { _ in 7 },
+            { [-0.0, 0.0, 1e-300, -1e-300, 3][Int.random(in: 0..<5, using: &$0)] },
+            { 1 + Double(Int.random(in: 0..<1000, using: &$0)) * 0x1p-52 },
+            { Double.random(in: -1e300...1e300, using: &$0) },
+        ]
+        for (m, make) in makers.enumerated() {
+            for count in [0, 1, 2, 16, 17, 18, 33, 100, 1_000, 5_000] {
+                let items = (0..<count).map { _ in Item(key: make(&random), tag: Int.random(in: 0..<1_000_000, using: &random)) }
+                #expect(RingValidation.bucketSorted(items, key: \.key, by: less) == items.sorted(by: less), "maker \(m), \(count) items")
+            }
+        }
+    }
 }
