@@ -188,7 +188,8 @@ public struct ShardedEngine: Sendable {
     /// device to its time — the live service's per-device clock (docs/semantics.md, "Time in the live
     /// service").
     /// - Complexity: the engines' cost per update divided among the shards, plus O(n) to partition n
-    ///   updates (one hash each, no copy of an update) and O(e log N) to merge e events of N shards.
+    ///   updates (one hash each, the batch's parts hashed in parallel; each shard then copies its own
+    ///   updates bitwise, in parallel) and O(e log N) to merge e events of N shards on the calling thread.
     public mutating func process<Updates: Collection>(_ updates: Updates, advancingDevices: Bool = false) -> BatchOutput
     where Updates.Element == LocationUpdate {
         shareFenceIndex()
