@@ -1,6 +1,8 @@
+import Dispatch
 import Foundation
 import PerimeterEngine
 import PerimeterFences
+import PerimeterGeometry
 import PerimeterService
 import PerimeterSQLite
 
@@ -55,6 +57,52 @@ public struct ShardBench: Sendable {
         return ProcessInfo.processInfo.activeProcessorCount
     }
 
+    /// One pass of bare fence-index queries over `coordinates`, in order, with the engine's read-ahead
+    /// (the next three updates' index memory, a level each): what a shard's loop costs without the
+    /// engine. Returns the number of hits, and the words read ahead (so they are not optimised away).
+    static func queryPass(_ fences: FenceSet, _ coordinates: UnsafeBufferPointer<Coordinate>) -> (hits: Int, sink: UInt64) {
+        var set = fences  // shares the prepared index; `slots(containing:)` only reads it
+        var hits: [FenceSet.Slot] = []
+        hits.reserveCapacity(64)
+        var total = 0
+        var sink: UInt64 = 0
+        let n = coordinates.count
+        if n > 1 { sink &+= set.readAhead(coordinates[1], step: 0) &+ set.readAhead(coordinates[1], step: 1) }
+        if n > 2 { sink &+= set.readAhead(coordinates[2], step: 0) }
+        for k in 0..<n {
+            if k + 3 < n { sink &+= set.readAhead(coordinates[k + 3], step: 0) }
+            if k + 2 < n { sink &+= set.readAhead(coordinates[k + 2], step: 1) }
+            if k + 1 < n { sink &+= set.readAhead(coordinates[k + 1], step: 2) }
+            set.slots(containing: coordinates[k], into: &hits)
+            total += hits.count
+        }
+        return (total, sink)
+    }
+
+    /// Bare index queries over every update, split into `threads` parts by the shards' partition and
+    /// run at once, one part per thread, in a single `concurrentPerform` (no hand-off per batch): the
+    /// most `threads` cores can give to the shards' index work, the ceiling of their speed-up. Returns
+    /// wall and CPU seconds and the total hits.
+    static func timeQueries(_ fences: FenceSet, _ updates: [LocationUpdate], threads: Int) -> (wall: Double, cpu: Double, hits: Int) {
+        var parts = [[Coordinate]](repeating: [], count: threads)
+        for update in updates { parts[ShardedEngine.shard(of: update.device, among: threads)].append(update.coordinate) }
+        let results = UnsafeMutableBufferPointer<(hits: Int, sink: UInt64)>.allocate(capacity: threads)
+        defer { results.deallocate() }
+        results.initialize(repeating: (0, 0))
+        let shared = UnsafeSendableBench((parts, results, fences))
+        let start = Measure.wallSeconds(), cpu = Measure.cpuSeconds()
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            let (parts, results, fences) = shared.value
+            results[t] = parts[t].withUnsafeBufferPointer { queryPass(fences, $0) }
+        }
+        let wall = Measure.wallSeconds() - start, used = Measure.cpuSeconds() - cpu
+        querySink &+= results.reduce(0) { $0 &+ $1.sink }
+        return (wall, used, results.reduce(0) { $0 + $1.hits })
+    }
+
+    /// Where the query passes' read-ahead words go.
+    nonisolated(unsafe) static var querySink: UInt64 = 0
+
     /// Runs the engine and the service curves.
     public func run(into report: inout Report) {
         let cores = Self.usableCores()
@@ -79,19 +127,28 @@ public struct ShardBench: Sendable {
         // for the sharded path's overhead, in CPU time.
         var plainCPU: [Double] = []
         var plainStatistics: DetectionEngine.Statistics?
+        // The ceiling: bare index queries on 1 and on N threads at once (`timeQueries`).
+        var querySamples = [[Double]](repeating: [], count: 2), queryCPU = [[Double]](repeating: [], count: 2)
+        var queryHits = [Int](repeating: -1, count: 2)
         var plan: [(Int, Int)] = [(-2, 1)] + counts.enumerated().map { ($0.offset, $0.element) }
-            + (maximumShards > 1 ? [(-1, maximumShards)] : [])
-        // PERIMETER_BENCH_SHARD_PLAN=plain|1|2|…|2s (one of them): that configuration alone, engine only —
-        // for instruction counts of one configuration (`perf stat -e instructions:u`; docs/benchmarks.md).
+            + (maximumShards > 1 ? [(-1, maximumShards), (-3, 1), (-3, maximumShards)] : [])
+        // PERIMETER_BENCH_SHARD_PLAN=plain|1|2|…|2s|q1|q2|… (one of them): that configuration alone, engine
+        // only — for profiles of one configuration (callgrind, perf; docs/benchmarks.md). `qN`: bare index
+        // queries on N threads; two processes running `q1` at once give the ceiling of two cores.
         if let only = ProcessInfo.processInfo.environment["PERIMETER_BENCH_SHARD_PLAN"] {
-            plan = plan.filter { k, n in only == (k == -2 ? "plain" : k == -1 ? "\(n)s" : "\(n)") }
+            if only.hasPrefix("q"), let n = Int(only.dropFirst()), n >= 1 { plan = [(-3, n)] }
+            plan = plan.filter { k, n in only == (k == -2 ? "plain" : k == -1 ? "\(n)s" : k == -3 ? "q\(n)" : "\(n)") }
             log("shards: PERIMETER_BENCH_SHARD_PLAN=\(only): \(plan.count) configuration(s), no report")
             // PERIMETER_BENCH_SHARD_REPEAT: how many times (default: the runs), so that the engine's work
             // outweighs generating the workload.
             let repeats = ProcessInfo.processInfo.environment["PERIMETER_BENCH_SHARD_REPEAT"].flatMap { Int($0) } ?? runs
             for _ in 0..<max(1, repeats) {
                 for (k, n) in plan {
-                    if k == -2 {
+                    if k == -3 {
+                        let (wall, cpu, hits) = Self.timeQueries(fenceSet, updates, threads: n)
+                        log(String(format: "shards: q%d: %d hits, %.3f s wall, %.3f s CPU, %.2f M queries/s (wall)",
+                                   n, hits, wall, cpu, Double(updates.count) / wall / 1e6))
+                    } else if k == -2 {
                         var plain = DetectionEngine(fences: fenceSet)
                         var events: [GeofenceEvent] = []
                         for start in stride(from: 0, to: updates.count, by: batchSize) {
@@ -113,6 +170,14 @@ public struct ShardBench: Sendable {
         }
         for _ in 0..<max(1, runs) {
             for (k, n) in plan {
+                if k == -3 {
+                    let (wall, cpu, hits) = Self.timeQueries(fenceSet, updates, threads: n)
+                    let q = n == 1 ? 0 : 1
+                    querySamples[q].append(wall)
+                    queryCPU[q].append(cpu)
+                    queryHits[q] = hits
+                    continue
+                }
                 if k == -2 {
                     var plain = DetectionEngine(fences: fenceSet)
                     let cpu = Measure.cpuSeconds()
@@ -166,6 +231,19 @@ public struct ShardBench: Sendable {
                                     rate / engineRates[0], Measure.median(serialCPU) / Measure.median(engineCPU[0]),
                                     Measure.median(serialCPU) / plainSeconds, runs),
                        comparedToReference: false)
+        }
+        if !querySamples[1].isEmpty {
+            let one = Measure.median(querySamples[0]), many = Measure.median(querySamples[1])
+            report.add(Section.engine, "bare index queries, 1 thread", Double(updates.count) / one, "queries/s",
+                       note: String(format: "the shards' loop without the engine (read-ahead included); CPU %.3f s; median of %d",
+                                    Measure.median(queryCPU[0]), runs),
+                       comparedToReference: false)
+            report.add(Section.engine, "bare index queries, \(maximumShards) threads", Double(updates.count) / many, "queries/s",
+                       note: String(format: "%.2f× one thread (the ceiling for %d shards: one pass, no hand-offs); CPU time %.2f× one thread's; median of %d",
+                                    one / many, maximumShards, Measure.median(queryCPU[1]) / Measure.median(queryCPU[0]), runs),
+                       comparedToReference: false)
+            report.check("bare index queries: the same hits on 1 and \(maximumShards) threads", passed: queryHits[0] == queryHits[1],
+                         "\(queryHits[0]) and \(queryHits[1])")
         }
         report.check("sharded engine: every shard count gives one shard's counts, and the plain engine's",
                      passed: statistics.allSatisfy { $0 == statistics[0] } && plainStatistics == statistics[0],
@@ -248,4 +326,11 @@ public struct ShardBench: Sendable {
             },
             plotted: 1))
     }
+}
+
+/// Carries the query passes' inputs into `concurrentPerform`: each thread reads the shared parts and
+/// fence set and writes only its own result.
+private struct UnsafeSendableBench<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -1,16 +1,24 @@
+import Dispatch
 import Foundation
 import PerimeterFences
 import PerimeterGeometry
 
 /// The batch path of ``ShardedEngine``: partition, run the shards, merge.
 ///
-/// Its cost beside the engines' own is kept to a few per cent of one engine's, so that N shards cost
-/// about the CPU time of one (docs/benchmarks.md, "Shards"):
-/// - the partition reads the batch once, in order, and copies each update once into its shard's
-///   array (kept between batches), with its batch position: one FNV hash per update. Shards then read
-///   their own updates in order. (Reading the batch in place through a list of positions was tried:
-///   each shard then walked the whole batch's memory out of order, and those cache misses made 2 shards
-///   cost 1.25× one shard's CPU time; docs/benchmarks.md, "Shards".);
+/// Its cost beside the engines' own is kept to a few per cent of one engine's, and as little of it as
+/// possible on the calling thread alone while the other cores wait (docs/benchmarks.md, "Shards" and
+/// "Session 10 — shards"):
+/// - the calling thread only finds each update's shard (one FNV hash per update, into a buffer kept
+///   between batches); each shard then gathers its own updates itself, on its own thread, in batch
+///   order, into a buffer of its own kept between batches (``ShardGather``: a bitwise copy, no reference
+///   counting). Shards read their own updates in order, so the read-ahead's first touch of an update is
+///   sequential. (Reading the batch in place through a list of positions was tried in session 9: each
+///   shard then walked the whole batch's memory out of order, and those cache misses made 2 shards cost
+///   1.25× one shard's CPU time.);
+/// - while a shard runs, its engine and its output buffers live on the stack of the thread that runs it
+///   (moved there and back, not copied), never side by side with another shard's in one array: a shard's
+///   counters are written at every update, and a cache line shared with a neighbour's fields would
+///   bounce between the cores;
 /// - each shard appends to buffers of its own kept between batches (events, and only for the updates
 ///   that caused events, where each one's events end), and reads the fence index ahead of its next
 ///   updates as ``DetectionEngine/process(contentsOf:into:)`` does;
@@ -44,10 +52,10 @@ extension ShardedEngine {
 
     /// The buffers a batch needs, kept between batches.
     struct BatchScratch: Sendable {
-        /// Per shard, its updates of the batch, in batch order.
-        var updates: [[LocationUpdate]] = []
-        /// Per shard, the batch positions of those updates.
-        var positions: [[Int32]] = []
+        /// The shard of each update of the batch (its `owners` buffer).
+        var owners = ShardGather()
+        /// Per shard, its updates of the batch and their positions.
+        var gathers: [ShardGather] = []
         var outputs: [ShardOutput] = []
     }
 
@@ -71,45 +79,34 @@ extension ShardedEngine {
             return result
         }
 
-        // Partition: each update copied once, in batch order, to its shard's array.
+        // Partition: the shard of each update (one hash each, into a buffer kept between batches). In
+        // parallel, each of `count` equal parts of the batch is hashed on a thread of its own: on the
+        // calling thread alone it was the largest part of the serial work (it is also the batch's first
+        // touch, which may miss in every cache). The updates are then gathered by the shards themselves.
         precondition(batch.count <= Int(Int32.max), "a batch of at most 2^31 - 1 updates")
-        if scratch.updates.count != count {
-            scratch.updates = Array(repeating: [], count: count)
-            scratch.positions = Array(repeating: [], count: count)
-        }
-        for s in 0..<count {
-            scratch.updates[s].reserveCapacity(batch.count / count + batch.count / (4 * count) + 16)
-            scratch.positions[s].reserveCapacity(batch.count / count + batch.count / (4 * count) + 16)
-        }
-        for i in batch.indices {
-            let s = Int(Self.fnv1a32(batch[i].device.rawValue) % UInt32(count))
-            scratch.updates[s].append(batch[i])
-            scratch.positions[s].append(Int32(i))
-        }
-
-        // Run.
+        if scratch.gathers.count != count { scratch.gathers = (0..<count).map { _ in ShardGather() } }
+        for s in 0..<count where !isKnownUniquelyReferenced(&scratch.gathers[s]) { scratch.gathers[s] = ShardGather() }
+        if !isKnownUniquelyReferenced(&scratch.owners) { scratch.owners = ShardGather() }
+        let owners = scratch.owners.owners(batch.count)
         let parallel = batch.count >= parallelThreshold
-        scratch.updates.withUnsafeBufferPointer { updates in
-            scratch.positions.withUnsafeBufferPointer { positions in
-                scratch.outputs.withUnsafeMutableBufferPointer { outputs in
-                    let shared = UnsafeSendable((updates, positions, outputs))
-                    forEachShard(parallel: parallel) { s, engine in
-                        let (updates, positions, outputs) = shared.value
-                        outputs[s].reset()
-                        guard !updates[s].isEmpty else { return }
-                        updates[s].withUnsafeBufferPointer { mine in
-                            positions[s].withUnsafeBufferPointer { at in
-                                Self.runShard(&engine, mine, positions: at, advancingDevices: advancingDevices, into: &outputs[s])
-                            }
-                        }
-                    }
+        let sizes = Self.findOwners(of: batch, among: count, into: owners, parallel: parallel)
+
+        // Run. Each shard gathers its updates (in batch order, into its own buffer: read in order, they
+        // keep the read-ahead's loads sequential) and runs them, on its own thread, with its output moved
+        // onto that thread's stack while it works (as its engine is: no false sharing between cores).
+        let gathers = scratch.gathers
+        scratch.outputs.withUnsafeMutableBufferPointer { outputs in
+            let shared = UnsafeSendable((batch, UnsafeBufferPointer(owners), gathers, outputs.baseAddress!, sizes))
+            forEachShard(parallel: parallel) { s, engine in
+                let (batch, owners, gathers, outputs, sizes) = shared.value
+                var output = (outputs + s).move()
+                output.reset()
+                if sizes[s] > 0 {
+                    let (mine, at) = gathers[s].gather(shard: s, of: batch, owners: owners, count: sizes[s])
+                    Self.runShard(&engine, mine, positions: at, advancingDevices: advancingDevices, into: &output)
                 }
+                (outputs + s).initialize(to: consume output)
             }
-        }
-        // The shards' copies go now: their ids' storage is not kept alive until the next batch.
-        for s in 0..<count {
-            scratch.updates[s].removeAll(keepingCapacity: true)
-            scratch.positions[s].removeAll(keepingCapacity: true)
         }
 
         // Merge.
@@ -139,6 +136,35 @@ extension ShardedEngine {
         merged.rejections.sort { $0.index < $1.index }
         merged.timerEventIndices.sort()
         return merged
+    }
+
+    /// Writes the shard of every update of `batch` into `owners` and returns how many each shard owns.
+    /// In parallel, `count` equal parts of the batch are hashed at once, each on a thread of its own.
+    static func findOwners(of batch: UnsafeBufferPointer<LocationUpdate>, among count: Int,
+                           into owners: UnsafeMutableBufferPointer<UInt16>, parallel: Bool) -> [Int] {
+        let parts = parallel ? count : 1
+        // Per part, its count per shard: a row each, written once at the end of the part.
+        let table = UnsafeMutableBufferPointer<Int>.allocate(capacity: parts * count)
+        defer { table.deallocate() }
+        let shared = UnsafeSendable((batch, owners, table))
+        let hashPart = { @Sendable (part: Int) in
+            let (batch, owners, table) = shared.value
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { sizes in
+                sizes.initialize(repeating: 0)
+                for i in batch.count * part / parts ..< batch.count * (part + 1) / parts {
+                    let s = Int(fnv1a32(batch[i].device.rawValue) % UInt32(count))
+                    owners[i] = UInt16(truncatingIfNeeded: s)
+                    sizes[s] += 1
+                }
+                for s in 0..<count { table[part * count + s] = sizes[s] }
+            }
+        }
+        if parts > 1 { DispatchQueue.concurrentPerform(iterations: parts, execute: hashPart) } else { hashPart(0) }
+        var sizes = [Int](repeating: 0, count: count)
+        for part in 0..<parts {
+            for s in 0..<count { sizes[s] += table[part * count + s] }
+        }
+        return sizes
     }
 
     /// Runs `updates` (in that order) on one engine: the engine's own batch loop

@@ -82,13 +82,13 @@ public struct ShardedEngine: Sendable {
     /// Partition lists and the shards' output buffers, kept between batches (ShardedEngine+Batch.swift).
     var batchScratch = BatchScratch()
 
-    /// Creates `count` shards (at least one) watching `fences`. The fence index is built once and shared
-    /// by the shards, and stays shared across fence changes (``shareFenceIndex()``).
+    /// Creates `count` shards (at least one, at most 65,536) watching `fences`. The fence index is built
+    /// once and shared by the shards, and stays shared across fence changes (``shareFenceIndex()``).
     public init(fences: FenceSet = FenceSet(), configuration: DetectionEngine.Configuration = .init(), shards count: Int = 1) {
         var prepared = fences
         prepared.prepare()
         let engine = DetectionEngine(fences: prepared, configuration: configuration)
-        shards = Array(repeating: engine, count: max(1, count))
+        shards = Array(repeating: engine, count: min(max(1, count), 1 << 16))
     }
 
     /// Creates `count` shards watching `fences`; a later fence replaces an earlier one with the same id.
@@ -188,7 +188,8 @@ public struct ShardedEngine: Sendable {
     /// device to its time — the live service's per-device clock (docs/semantics.md, "Time in the live
     /// service").
     /// - Complexity: the engines' cost per update divided among the shards, plus O(n) to partition n
-    ///   updates (one hash each, no copy of an update) and O(e log N) to merge e events of N shards.
+    ///   updates (one hash each, the batch's parts hashed in parallel; each shard then copies its own
+    ///   updates bitwise, in parallel) and O(e log N) to merge e events of N shards on the calling thread.
     public mutating func process<Updates: Collection>(_ updates: Updates, advancingDevices: Bool = false) -> BatchOutput
     where Updates.Element == LocationUpdate {
         shareFenceIndex()
@@ -427,16 +428,26 @@ public struct ShardedEngine: Sendable {
     // MARK: - Running the shards
 
     /// Runs `body` on every shard, in parallel when asked and there is more than one.
+    ///
+    /// In parallel, each shard's engine is moved (not copied: no reference count changes) onto the
+    /// stack of the thread that runs it, and moved back after: the engines lie side by side in
+    /// `shards`, and one shard's counters, written at every update, would otherwise share a cache line
+    /// with the fields its neighbour reads at every update (false sharing between the cores).
     mutating func forEachShard(parallel: Bool, _ body: (Int, inout DetectionEngine) -> Void) {
         guard parallel, shards.count > 1 else {
             for s in shards.indices { body(s, &shards[s]) }
             return
         }
         shards.withUnsafeMutableBufferPointer { buffer in
-            let engines = UnsafeSendable(buffer)
+            let engines = UnsafeSendable(buffer.baseAddress!)
             withoutActuallyEscaping(body) { body in
                 let work = UnsafeSendable(body)
-                DispatchQueue.concurrentPerform(iterations: engines.value.count) { s in work.value(s, &engines.value[s]) }
+                DispatchQueue.concurrentPerform(iterations: buffer.count) { s in
+                    let slot = engines.value + s
+                    var engine = slot.move()
+                    work.value(s, &engine)
+                    slot.initialize(to: consume engine)
+                }
             }
         }
     }

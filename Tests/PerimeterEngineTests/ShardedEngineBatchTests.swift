@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 @testable import PerimeterEngine
 import PerimeterFences
@@ -95,6 +96,81 @@ struct ShardedEngineBatchTests {
         #expect(batches == 40)
     }
 
+    /// A batch of `size` updates of `devices`, each device moving on a little from its last position.
+    static func walk(_ devices: [DeviceID], size: Int, from clock: inout [DeviceID: Double],
+                     _ random: inout SplitMix64) -> [LocationUpdate] {
+        (0..<size).map { _ in
+            let device = devices.randomElement(using: &random)!
+            let t = (clock[device] ?? 0) + Double(Int.random(in: 1...9, using: &random))
+            clock[device] = t
+            return update(device, t, Double(Int.random(in: 0...16, using: &random)) / 2, Double(Int.random(in: 0...16, using: &random)) / 2)
+        }
+    }
+
+    @Test("device ids kept in heap storage survive their batch: the shards' copies of updates own nothing, the engine's copies do")
+    func longDeviceIDsOutliveTheirBatch() {
+        var random = SplitMix64(seed: 31)
+        let fences = (0..<9).map { i in square(FenceID("f\(i)"), lat: Double(i % 3) * 3, lon: Double(i / 3) * 3, size: 2) }
+        var plain = DetectionEngine(fences: fences)
+        var sharded = ShardedEngine(fences: fences, shards: 2)
+        sharded.parallelThreshold = 1
+        // Ids of more than 15 UTF-8 bytes live on the heap: made afresh for every batch, so that
+        // only the engine's own references keep them alive once the batch is gone.
+        func ids() -> [DeviceID] { (0..<300).map { DeviceID("a device id long enough for the heap, number \($0)") } }
+        var clock: [DeviceID: Double] = [:]
+        var expected: [GeofenceEvent] = [], got: [GeofenceEvent] = []
+        for _ in 0..<12 {
+            do {
+                let batch = Self.walk(ids(), size: 2_000, from: &clock, &random)
+                expected += Self.reference(batch, advancingDevices: false, on: &plain).events
+                got += sharded.process(batch).events
+            }
+        }
+        #expect(got.count > 100, "the walk caused events")
+        #expect(ShardedEngineTests.difference(got, expected) == nil)
+        #expect(sharded.statistics == plain.statistics)
+        for device in ids() { #expect(sharded.presence(of: device) == plain.presence(of: device), "\(device)") }
+        #expect(Set(got.map(\.device.rawValue)).allSatisfy { $0.hasPrefix("a device id long enough") })
+    }
+
+    @Test("two copies of one sharded engine, fed different batches at the same time on two threads, each give one engine's output")
+    func copiesKeepBuffersOfTheirOwn() {
+        let fences = (0..<9).map { i in square(FenceID("f\(i)"), lat: Double(i % 3) * 3, lon: Double(i / 3) * 3, size: 2, dwell: 20) }
+        var original = ShardedEngine(fences: fences, configuration: .init(defaultDwellTime: 30), shards: 3)
+        original.parallelThreshold = 1
+        let devices = (0..<120).map { DeviceID("device-\($0)") }
+        var random = SplitMix64(seed: 41)
+        var clock: [DeviceID: Double] = [:]
+        _ = original.process(Self.walk(devices, size: 500, from: &clock, &random))  // the buffers exist now
+        let plans: [[[LocationUpdate]]] = (0..<2).map { _ in
+            var c = clock
+            return (0..<8).map { _ in Self.walk(devices, size: 1_500, from: &c, &random) }
+        }
+        // What one engine gives for each plan, from the same start.
+        var expected: [[GeofenceEvent]] = []
+        for plan in plans {
+            var plain = DetectionEngine(fences: fences, configuration: .init(defaultDwellTime: 30))
+            var c = [DeviceID: Double]()
+            var replay = SplitMix64(seed: 41)
+            _ = Self.reference(Self.walk(devices, size: 500, from: &c, &replay), advancingDevices: false, on: &plain)
+            expected.append(plan.flatMap { Self.reference($0, advancingDevices: true, on: &plain).events })
+        }
+        let copies = UnsafeMutableBufferPointer<ShardedEngine>.allocate(capacity: 2)
+        defer { copies.deinitialize().deallocate() }
+        copies.initialize(repeating: original)
+        let results = UnsafeMutableBufferPointer<[GeofenceEvent]>.allocate(capacity: 2)
+        defer { results.deinitialize().deallocate() }
+        results.initialize(repeating: [])
+        let shared = SendableBuffers(copies: copies, results: results, plans: plans)
+        DispatchQueue.concurrentPerform(iterations: 2) { k in
+            for batch in shared.plans[k] { shared.results[k] += shared.copies[k].process(batch, advancingDevices: true).events }
+        }
+        for k in 0..<2 {
+            #expect(results[k].count > 50, "plan \(k) caused events")
+            #expect(ShardedEngineTests.difference(results[k], expected[k]) == nil, "copy \(k)")
+        }
+    }
+
     /// The address of the fence index's cell table in `fences`: the same address in two sets means one
     /// index in memory (read through reflection: the index is private to its module).
     static func indexStorage(_ fences: FenceSet) -> UInt {
@@ -140,4 +216,11 @@ struct ShardedEngineBatchTests {
         #expect(events.map(\.fence) == ["again"])
         #expect(Set(storages()).count == 1)
     }
+}
+
+/// The two copies' engines, results and inputs, each touched by one thread only.
+private struct SendableBuffers: @unchecked Sendable {
+    let copies: UnsafeMutableBufferPointer<ShardedEngine>
+    let results: UnsafeMutableBufferPointer<[GeofenceEvent]>
+    let plans: [[[LocationUpdate]]]
 }
