@@ -38,6 +38,16 @@ public struct EngineBench: Sendable {
         self.runs = runs
     }
 
+    /// The passes ``run(into:)`` times: all of them unless `PERIMETER_BENCH_ENGINE_PASSES` names some
+    /// (comma-separated: `queries`, `batch`, `single`, `dwell`, `memory`) — for instruction counts of one
+    /// pass under callgrind (docs/benchmarks.md, "Session 10 — engine"). The batch pass always runs once:
+    /// the agreement checks read its counts.
+    static var passes: Set<String> {
+        let all: Set<String> = ["queries", "batch", "single", "dwell", "memory"]
+        guard let chosen = ProcessInfo.processInfo.environment["PERIMETER_BENCH_ENGINE_PASSES"] else { return all }
+        return all.intersection(chosen.split(separator: ",").map(String.init))
+    }
+
     /// The polygon fences as engine fences (id = fence number).
     public static func fences(_ workload: Workload) -> [Fence] {
         workload.fences.enumerated().map { i, f in
@@ -73,8 +83,7 @@ public struct EngineBench: Sendable {
     }
 
     /// Median CPU seconds of a bare query pass, and the number of pairs. With `readAhead`, each query
-    /// reads ahead the index memory of the next ones (``RegionIndex/readAhead(_:step:)``), as a batch
-    /// of the engine does.
+    /// reads ahead the index memory of the next ones (``RegionIndex/readAhead(_:step:)``; the engine does not).
     static func timeQueries(_ index: RegionIndex, _ fixes: Workload.Fixes, runs: Int, readAhead: Bool = true) -> (Double, Int) {
         var hits: [Int32] = []
         hits.reserveCapacity(64)
@@ -99,8 +108,8 @@ public struct EngineBench: Sendable {
     }
 
     /// Median CPU seconds of feeding every update through a fresh engine, and its statistics.
-    /// With `batches`, the updates go in batches of 1,000 (``DetectionEngine/process(contentsOf:into:)``,
-    /// which reads the index ahead); without, one ``DetectionEngine/process(_:into:)`` call each.
+    /// With `batches`, the updates go in batches of 1,000 (``DetectionEngine/process(contentsOf:into:)``);
+    /// without, one ``DetectionEngine/process(_:into:)`` call each.
     public static func timeEngine(_ fenceSet: FenceSet, _ updates: [LocationUpdate], dwell: Double?, runs: Int,
                                   batches: Bool = true)
         -> (seconds: Double, statistics: DetectionEngine.Statistics) {
@@ -149,29 +158,38 @@ public struct EngineBench: Sendable {
                    reference: true)
 
         let pairs = Self.pairs(index, fixes)
-        let (querySeconds, total) = Self.timeQueries(index, fixes, runs: runs)
-        report.add(Section.query, "Perimeter RegionIndex", Double(fixes.count) / querySeconds, "points/s",
-                   note: "\(fixes.count) points, \(total) pairs, reading 3 queries ahead; median of \(runs)", reference: true)
-        let (singleSeconds, _) = Self.timeQueries(index, fixes, runs: runs, readAhead: false)
-        report.add(Section.query, "Perimeter RegionIndex, no read-ahead", Double(fixes.count) / singleSeconds, "points/s",
-                   note: "one query at a time; median of \(runs)")
+        let passes = Self.passes
+        if passes.contains("queries") {
+            // One query at a time is the reference, as the engine queries; reading ahead is kept as a
+            // second figure because it was measured slower on a quiet machine (docs/benchmarks.md).
+            let (singleSeconds, total) = Self.timeQueries(index, fixes, runs: runs, readAhead: false)
+            report.add(Section.query, "Perimeter RegionIndex", Double(fixes.count) / singleSeconds, "points/s",
+                       note: "\(fixes.count) points, \(total) pairs, one query at a time; median of \(runs)", reference: true)
+            let (aheadSeconds, _) = Self.timeQueries(index, fixes, runs: runs)
+            report.add(Section.query, "Perimeter RegionIndex, reading 3 queries ahead", Double(fixes.count) / aheadSeconds,
+                       "points/s", note: "RegionIndex.readAhead; median of \(runs)")
+        }
 
         let updates = Self.updates(fixes)
         var fenceSet = FenceSet(fences)
         fenceSet.prepare()
         log("engine: \(updates.count) updates")
-        let plain = Self.timeEngine(fenceSet, updates, dwell: nil, runs: runs)
+        let plain = Self.timeEngine(fenceSet, updates, dwell: nil, runs: passes.contains("batch") ? runs : 1)
         report.add(Section.engine, "Perimeter DetectionEngine", Double(updates.count) / plain.seconds, "updates/s",
                    note: "\(plain.statistics.entries) entries, \(plain.statistics.exits) exits; batches of 1,000; median of \(runs)",
                    reference: true)
-        let single = Self.timeEngine(fenceSet, updates, dwell: nil, runs: runs, batches: false)
-        report.add(Section.engine, "Perimeter DetectionEngine, one call per update", Double(updates.count) / single.seconds,
-                   "updates/s", note: "process(_:into:) per update; median of \(runs)")
-        let withDwell = Self.timeEngine(fenceSet, updates, dwell: dwell, runs: runs)
-        report.add(Section.dwell, "Perimeter DetectionEngine, dwell \(Int(dwell)) s", Double(updates.count) / withDwell.seconds,
-                   "updates/s", note: "\(withDwell.statistics.dwells) dwells; median of \(runs)", reference: true)
+        if passes.contains("single") {
+            let single = Self.timeEngine(fenceSet, updates, dwell: nil, runs: runs, batches: false)
+            report.add(Section.engine, "Perimeter DetectionEngine, one call per update", Double(updates.count) / single.seconds,
+                       "updates/s", note: "process(_:into:) per update; median of \(runs)")
+        }
+        let withDwell = passes.contains("dwell") ? Self.timeEngine(fenceSet, updates, dwell: dwell, runs: runs) : plain
+        if passes.contains("dwell") {
+            report.add(Section.dwell, "Perimeter DetectionEngine, dwell \(Int(dwell)) s", Double(updates.count) / withDwell.seconds,
+                       "updates/s", note: "\(withDwell.statistics.dwells) dwells; median of \(runs)", reference: true)
+        }
 
-        Self.reportDeviceMemory(fenceSet, updates, into: &report)
+        if passes.contains("memory") { Self.reportDeviceMemory(fenceSet, updates, into: &report) }
 
         let expected = pairs.eventCounts(devices: fixes.device)
         report.check("engine entry/exit counts vs the index's pairs",

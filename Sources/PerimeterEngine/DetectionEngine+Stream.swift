@@ -52,7 +52,7 @@ extension DetectionEngine {
             evaluateWithOptions(deviceSlot: deviceSlot, time: t, coordinate: coordinate, accuracy: accuracy, into: &events)
         } else {
             fences.slots(containing: coordinate, into: &scratch)
-            evaluate(deviceSlot: deviceSlot, time: t, coordinate: coordinate, inside: scratch, into: &events)
+            evaluate(deviceSlot: deviceSlot, time: t, coordinate: coordinate, into: &events)
         }
     }
 

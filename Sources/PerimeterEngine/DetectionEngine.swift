@@ -78,11 +78,9 @@ public struct DetectionEngine: Sendable {
     var instantVisits: [Int32: [InstantVisit]] = [:]
     var timers = DwellTimers()
     var scratch: [FenceSet.Slot] = []
-    /// Reused buffers of ``evaluate(deviceSlot:time:coordinate:inside:into:)``: a device's new fence
+    /// Reused buffers of ``evaluate(deviceSlot:time:coordinate:into:)``: a device's new fence
     /// list and its entries while they are put in order. Empty between updates.
     var keptScratch: [Membership] = [], entryScratch: [GeofenceEvent] = []
-    /// Words read by ``process(contentsOf:into:)``'s read-ahead, kept so that the reads are not optimised away.
-    var readAheadSink: UInt64 = 0
 
     // Option state, kept apart from the default path's (see DetectionEngine+Options.swift).
     /// Whether the general (options) path evaluates updates: some option is on somewhere.
@@ -215,18 +213,21 @@ public struct DetectionEngine: Sendable {
             return intake(update, time: t, coordinate: coordinate, into: &events)
         }
 
+        // The id alone, read once: reading it from `update` at each use made the compiler copy the
+        // whole update (through its value witness) on every call.
+        let device = update.device
         let deviceSlot: Int32
-        let hash = DeviceTable.hash(update.device)
-        if let existing = deviceTable.slot(of: update.device, hash: hash, in: devices) {
+        let hash = DeviceTable.hash(device)
+        if let existing = deviceTable.slot(of: device, hash: hash, in: devices) {
             deviceSlot = existing
             let last = devices[Int(existing)].lastTime
             if t < last {
                 statistics.rejectedUpdates += 1
-                return .outOfOrder(device: update.device, time: update.time,
+                return .outOfOrder(device: device, time: update.time,
                                    lastAccepted: Date(timeIntervalSince1970: last))
             }
         } else {
-            deviceSlot = addDevice(update.device, hash: hash)
+            deviceSlot = addDevice(device, hash: hash)
         }
         statistics.acceptedUpdates += 1
         if usesOptions {
@@ -236,7 +237,7 @@ public struct DetectionEngine: Sendable {
         }
 
         fences.slots(containing: coordinate, into: &scratch)
-        evaluate(deviceSlot: deviceSlot, time: t, coordinate: coordinate, inside: scratch, into: &events)
+        evaluate(deviceSlot: deviceSlot, time: t, coordinate: coordinate, into: &events)
         return nil
     }
 
@@ -250,28 +251,18 @@ public struct DetectionEngine: Sendable {
     /// Evaluates `updates` in order, exactly as calling ``process(_:into:)`` on each in turn would, and
     /// returns the rejected ones with their positions in `updates` (empty when all were accepted).
     ///
-    /// Faster than one call per update on a big fence set: while one update is evaluated, the fence
-    /// index's memory for the next three is read ahead, a level per update (``FenceSet/readAhead(_:step:)``),
-    /// so that their cache misses overlap instead of following one another. Reading ahead changes
-    /// nothing; the results are those of single calls.
+    /// The index is prepared once for the batch. (The index memory of later updates is not read ahead:
+    /// without a prefetch instruction such reads hold up the loop as the query's own would, and on a quiet
+    /// machine the batch ran slower with them; docs/benchmarks.md, "Session 10 — engine".)
     /// - Complexity: the sum of the updates' costs.
     @discardableResult
     public mutating func process(contentsOf updates: [LocationUpdate], into events: inout [GeofenceEvent])
         -> [(index: Int, rejection: Rejection)] {
         var rejections: [(index: Int, rejection: Rejection)] = []
         fences.prepare()
-        let n = updates.count
-        var sink: UInt64 = 0
-        // The first updates get the steps they would have had in a longer batch.
-        if n > 1 { sink &+= fences.readAhead(updates[1].coordinate, step: 0) &+ fences.readAhead(updates[1].coordinate, step: 1) }
-        if n > 2 { sink &+= fences.readAhead(updates[2].coordinate, step: 0) }
-        for i in 0..<n {
-            if i + 3 < n { sink &+= fences.readAhead(updates[i + 3].coordinate, step: 0) }
-            if i + 2 < n { sink &+= fences.readAhead(updates[i + 2].coordinate, step: 1) }
-            if i + 1 < n { sink &+= fences.readAhead(updates[i + 1].coordinate, step: 2) }
+        for i in updates.indices {
             if let rejection = process(updates[i], into: &events) { rejections.append((i, rejection)) }
         }
-        readAheadSink &+= sink
         return rejections
     }
 
@@ -448,12 +439,15 @@ public struct DetectionEngine: Sendable {
 
     // MARK: - Core
 
+    /// Evaluates an accepted update of the device in `deviceSlot` at `t`, the slots of the fences
+    /// containing its position being in ``scratch`` (ascending). `scratch` is read in place rather than
+    /// passed: an argument taken from a stored property costs a retain and a release per update.
     mutating func evaluate(deviceSlot: Int32, time t: Double, coordinate: Coordinate,
-                                   inside now: [FenceSet.Slot], into events: inout [GeofenceEvent]) {
+                           into events: inout [GeofenceEvent]) {
         let d = Int(deviceSlot)
         // Fast path, in place (most updates): the device is inside exactly the fences it was inside,
         // none of which expired or has a dwell falling due.
-        if isUnchanged(device: d, now, at: t) {
+        if isUnchanged(device: d, at: t) {
             devices[d].finish(time: t, coordinate: coordinate)
             return
         }
@@ -470,9 +464,9 @@ public struct DetectionEngine: Sendable {
         keptScratch = []; entryScratch = []  // moved out, so each buffer stays uniquely referenced
         let exitStart = events.count
         var i = 0, j = 0
-        while i < state.inside.count || j < now.count {
+        while i < state.inside.count || j < scratch.count {
             let old = i < state.inside.count ? state.inside[i].slot : .max
-            let new = j < now.count ? now[j] : .max
+            let new = j < scratch.count ? scratch[j] : .max
             if old == new {
                 if fences.isActive(slot: old, at: t) { kept.append(state.inside[i]) }
                 i += 1; j += 1
@@ -522,19 +516,19 @@ public struct DetectionEngine: Sendable {
         entryScratch = entries
     }
 
-    /// Whether an update at `t` inside exactly the slots `now` changes nothing for device `d` but its
-    /// last time and position: same slots as before, all active at `t`, no dwell due by `t`.
+    /// Whether an update at `t` inside exactly the slots in ``scratch`` changes nothing for device `d`
+    /// but its last time and position: same slots as before, all active at `t`, no dwell due by `t`.
     /// (Reads the stored properties directly: a helper taking `self` whole made the compiler copy the
     /// engine on every update.)
     @inline(__always)
-    private mutating func isUnchanged(device d: Int, _ now: [FenceSet.Slot], at t: Double) -> Bool {
+    private mutating func isUnchanged(device d: Int, at t: Double) -> Bool {
         let count = devices[d].inside.count
-        guard count == now.count else { return false }
+        guard count == scratch.count else { return false }
         let defaultDwell = configuration.defaultDwellTime
         var i = 0
         while i < count {
             let m = devices[d].inside[i]
-            guard m.slot == now[i] else { return false }
+            guard m.slot == scratch[i] else { return false }
             let traits = fences.traits(ofSlot: m.slot)
             guard traits.exists, t < traits.expiry else { return false }
             if !m.hasDwelled, let dwell = traits.dwellTime(or: defaultDwell), m.entryTime + dwell <= t { return false }

@@ -20,8 +20,7 @@ import PerimeterGeometry
 ///   counters are written at every update, and a cache line shared with a neighbour's fields would
 ///   bounce between the cores;
 /// - each shard appends to buffers of its own kept between batches (events, and only for the updates
-///   that caused events, where each one's events end), and reads the fence index ahead of its next
-///   updates as ``DetectionEngine/process(contentsOf:into:)`` does;
+///   that caused events, where each one's events end);
 /// - the merge walks only the updates that caused events, taking each shard's next one by batch
 ///   position: O(e log N) for e events of N shards, each event copied once into the result.
 extension ShardedEngine {
@@ -168,8 +167,7 @@ extension ShardedEngine {
     }
 
     /// Runs `updates` (in that order) on one engine: the engine's own batch loop
-    /// (``DetectionEngine/process(contentsOf:into:)``, reading the index ahead of the next three
-    /// updates), with the device's timers first when `advancingDevices`; `positions[k]` is the batch
+    /// (``DetectionEngine/process(contentsOf:into:)``), with the device's timers first when `advancingDevices`; `positions[k]` is the batch
     /// position of `updates[k]`, as the output records it.
     static func runShard<Positions: RandomAccessCollection>(
         _ engine: inout DetectionEngine, _ updates: UnsafeBufferPointer<LocationUpdate>, positions: Positions,
@@ -178,15 +176,8 @@ extension ShardedEngine {
         engine.prepareIndex()
         let n = updates.count
         let base = positions.startIndex
-        @inline(__always) func coordinate(_ k: Int) -> Coordinate { updates[k].coordinate }
-        var sink: UInt64 = 0
-        if n > 1 { sink &+= engine.fences.readAhead(coordinate(1), step: 0) &+ engine.fences.readAhead(coordinate(1), step: 1) }
-        if n > 2 { sink &+= engine.fences.readAhead(coordinate(2), step: 0) }
         var timers = TimerGate()
         for k in 0..<n {
-            if k + 3 < n { sink &+= engine.fences.readAhead(coordinate(k + 3), step: 0) }
-            if k + 2 < n { sink &+= engine.fences.readAhead(coordinate(k + 2), step: 1) }
-            if k + 1 < n { sink &+= engine.fences.readAhead(coordinate(k + 1), step: 2) }
             let i = Int(positions[base + k])
             let before = output.events.count
             if advancingDevices, timers.mayFire(&engine, by: updates[k].time) {
@@ -196,7 +187,6 @@ extension ShardedEngine {
             if let rejection = engine.process(updates[k], into: &output.events) { output.rejections.append((i, rejection)) }
             if output.events.count > before { output.marks.append(EventMark(update: Int32(i), end: Int32(output.events.count))) }
         }
-        engine.readAheadSink &+= sink
     }
 }
 
