@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 @testable import PerimeterEngine
 import PerimeterFences
