@@ -144,11 +144,8 @@ extension GeofencingService {
                         c.engine.advance(to: update.time, into: &events)
                     }
                 }
-                if let maximumAccuracy, let accuracy = update.horizontalAccuracy, !(accuracy >= 0 && accuracy <= maximumAccuracy) {
-                    result.rejections.append(.init(index: index, error: GeofencingError(
-                        .inaccurateLocation,
-                        "update of device \(update.device) reports a horizontal accuracy of \(accuracy) m, worse than maximumHorizontalAccuracy (\(maximumAccuracy) m); it was ignored",
-                        device: update.device)))
+                if let refusal = Self.inaccurateLocation(update, maximum: maximumAccuracy) {
+                    result.rejections.append(.init(index: index, error: refusal))
                     continue
                 }
                 if live {
@@ -216,12 +213,8 @@ extension GeofencingService {
             if !simulated, updates[index].time.timeIntervalSince1970 > latestAccepted {
                 c.timeStatistics.futureUpdates += 1
                 error = Self.futureUpdate(updates[index], now: now, options: options)
-            } else if let maximumAccuracy, let accuracy = updates[index].horizontalAccuracy,
-                      !(accuracy >= 0 && accuracy <= maximumAccuracy) {
-                error = GeofencingError(
-                    .inaccurateLocation,
-                    "update of device \(updates[index].device) reports a horizontal accuracy of \(accuracy) m, worse than maximumHorizontalAccuracy (\(maximumAccuracy) m); it was ignored",
-                    device: updates[index].device)
+            } else if let refusal = Self.inaccurateLocation(updates[index], maximum: maximumAccuracy) {
+                error = refusal
             } else {
                 if !refused.isEmpty {
                     accepted.append(updates[index])
@@ -333,6 +326,16 @@ extension GeofencingService {
         return GeofencingError(
             .futureUpdate,
             "update of device \(update.device) is dated \(RFC3339.string(from: update.time)), \(seconds(ahead)) ahead of the service's clock (\(RFC3339.string(from: Date(timeIntervalSince1970: now)))); more than maximumFutureSkew (\(seconds(options.maximumFutureSkew))) allows. Is the device's clock wrong? The update was ignored and changed nothing",
+            device: update.device)
+    }
+
+    /// The refusal of an update whose horizontal accuracy is unknown to be within `maximum` metres
+    /// (``GeofencingOptions/maximumHorizontalAccuracy``), or `nil` when it is accepted.
+    static func inaccurateLocation(_ update: LocationUpdate, maximum: Double?) -> GeofencingError? {
+        guard let maximum, let accuracy = update.horizontalAccuracy, !(accuracy >= 0 && accuracy <= maximum) else { return nil }
+        return GeofencingError(
+            .inaccurateLocation,
+            "update of device \(update.device) reports a horizontal accuracy of \(accuracy) m, worse than maximumHorizontalAccuracy (\(maximum) m); it was ignored",
             device: update.device)
     }
 }

@@ -36,12 +36,8 @@ extension GeofencingService {
                         result.rejections.append(.init(index: index, error: Self.futureUpdate(update, now: now, options: options)))
                         continue
                     }
-                    if let maximum = options.maximumHorizontalAccuracy, let accuracy = update.horizontalAccuracy,
-                       !(accuracy >= 0 && accuracy <= maximum) {
-                        result.rejections.append(.init(index: index, error: GeofencingError(
-                            .inaccurateLocation,
-                            "update of device \(update.device) reports a horizontal accuracy of \(accuracy) m, worse than maximumHorizontalAccuracy (\(maximum) m); it was ignored",
-                            device: update.device)))
+                    if let refusal = Self.inaccurateLocation(update, maximum: options.maximumHorizontalAccuracy) {
+                        result.rejections.append(.init(index: index, error: refusal))
                         continue
                     }
                     accepted.append(update)
