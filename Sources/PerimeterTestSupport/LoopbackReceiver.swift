@@ -29,6 +29,9 @@ public final class LoopbackReceiver: @unchecked Sendable {
         public var body: [UInt8]
         /// The status it was answered with; `nil` when it was not answered (hang, close).
         public var answered: Int?
+        /// When its last byte arrived. A test that checks a signature's age checks it against this
+        /// instant: the test itself may resume much later on a loaded machine (a sanitizer run).
+        public var receivedAt = Date()
 
         /// `METHOD PATH HTTP/1.1`, as the request line read.
         public var requestLine: String { "\(method) \(path) HTTP/1.1" }

@@ -271,7 +271,7 @@ struct ServerWebhookTests {
             #expect(request.headers["perimeter-webhook-id"] == "wh-1")
             #expect(request.headers["content-type"] == "application/cloudevents+json")
             let signature = try #require(request.headers["perimeter-signature"])
-            #expect(WebhookSignature.verify(headerValue: signature, body: request.body, secret: secret))
+            #expect(WebhookSignature.verify(headerValue: signature, body: request.body, secret: secret, now: request.receivedAt))
             let event = try JSONParser().parse(request.body)
             #expect(event["type"] == "perimeter.geofence.entry")
             #expect(event["data"]?["fenceId"] == "box")

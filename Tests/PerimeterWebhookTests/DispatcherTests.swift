@@ -24,7 +24,7 @@ private func verify(_ receiver: LoopbackReceiver, expected: [GeofencingEvent], a
         #expect(request.method == "POST", sourceLocation: sourceLocation)
         #expect(request.headers["content-type"] == "application/cloudevents+json", sourceLocation: sourceLocation)
         let signature = try #require(request.headers["perimeter-signature"], sourceLocation: sourceLocation)
-        #expect(WebhookSignature.verify(headerValue: signature, body: request.body, secret: secret), sourceLocation: sourceLocation)
+        #expect(WebhookSignature.verify(headerValue: signature, body: request.body, secret: secret, now: request.receivedAt), sourceLocation: sourceLocation)
         let body = try JSONParser().parse(request.body)
         #expect(body["id"]?.stringValue == request.headers["idempotency-key"], sourceLocation: sourceLocation)
         #expect(body["specversion"] == "1.0", sourceLocation: sourceLocation)
@@ -227,7 +227,7 @@ struct DispatcherTests {
         status = try dispatcher.webhook(id: id)
         #expect(status.counters.delivered == 6)
         for request in receiver.requests {
-            #expect(WebhookSignature.verify(headerValue: request.headers["perimeter-signature"] ?? "", body: request.body, secret: secret))
+            #expect(WebhookSignature.verify(headerValue: request.headers["perimeter-signature"] ?? "", body: request.body, secret: secret, now: request.receivedAt))
         }
     }
 
