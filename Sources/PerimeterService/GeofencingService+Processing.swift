@@ -202,20 +202,14 @@ extension GeofencingService {
     private static func processLive(_ updates: UnsafeBufferPointer<LocationUpdate>, simulated: Bool, now: Double,
                                     options: GeofencingOptions, core c: inout ServiceCore,
                                     into result: inout BatchResult) {
-        let maximumAccuracy = options.maximumHorizontalAccuracy
         let latestAccepted = now + options.maximumFutureSkew
         var refused: [BatchResult.Rejection] = []
         // When some update is refused: the others, and their positions in the batch.
         var accepted: [LocationUpdate] = []
         var positions: [Int] = []
         for index in updates.indices {
-            let error: GeofencingError
-            if !simulated, updates[index].time.timeIntervalSince1970 > latestAccepted {
-                c.timeStatistics.futureUpdates += 1
-                error = Self.futureUpdate(updates[index], now: now, options: options)
-            } else if let refusal = Self.inaccurateLocation(updates[index], maximum: maximumAccuracy) {
-                error = refusal
-            } else {
+            guard let error = Self.refusalBeforeEngine(updates[index], latestAccepted: simulated ? nil : latestAccepted,
+                                                       now: now, options: options, statistics: &c.timeStatistics) else {
                 if !refused.isEmpty {
                     accepted.append(updates[index])
                     positions.append(index)
@@ -327,6 +321,21 @@ extension GeofencingService {
             .futureUpdate,
             "update of device \(update.device) is dated \(RFC3339.string(from: update.time)), \(seconds(ahead)) ahead of the service's clock (\(RFC3339.string(from: Date(timeIntervalSince1970: now)))); more than maximumFutureSkew (\(seconds(options.maximumFutureSkew))) allows. Is the device's clock wrong? The update was ignored and changed nothing",
             device: update.device)
+    }
+
+    /// Why `update` is refused before it reaches the engine, or `nil` when it goes on: dated after
+    /// `latestAccepted` (the live clock plus ``GeofencingOptions/maximumFutureSkew``; `nil` when no such
+    /// bound applies — the data-time model, or simulated updates), then too inaccurate. The live batch
+    /// and the cluster relay refuse with this one rule; a refusal for the future is counted in
+    /// `statistics`.
+    static func refusalBeforeEngine(_ update: LocationUpdate, latestAccepted: Double?, now: Double,
+                                    options: GeofencingOptions,
+                                    statistics: inout TimeStatistics) -> GeofencingError? {
+        if let latestAccepted, update.time.timeIntervalSince1970 > latestAccepted {
+            statistics.futureUpdates += 1
+            return futureUpdate(update, now: now, options: options)
+        }
+        return inaccurateLocation(update, maximum: options.maximumHorizontalAccuracy)
     }
 
     /// The refusal of an update whose horizontal accuracy is unknown to be within `maximum` metres

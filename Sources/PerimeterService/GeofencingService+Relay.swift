@@ -28,19 +28,14 @@ extension GeofencingService {
                 var result = BatchResult()
                 var accepted: [LocationUpdate] = []
                 accepted.reserveCapacity(batch.count)
-                let latestAccepted = now + options.maximumFutureSkew
+                let latestAccepted = options.timeModel == .live && !simulated ? now + options.maximumFutureSkew : nil
                 for (index, update) in batch.enumerated() {
-                    let t = update.time.timeIntervalSince1970
-                    if options.timeModel == .live, !simulated, t > latestAccepted {
-                        c.timeStatistics.futureUpdates += 1
-                        result.rejections.append(.init(index: index, error: Self.futureUpdate(update, now: now, options: options)))
-                        continue
-                    }
-                    if let refusal = Self.inaccurateLocation(update, maximum: options.maximumHorizontalAccuracy) {
+                    if let refusal = Self.refusalBeforeEngine(update, latestAccepted: latestAccepted, now: now,
+                                                              options: options, statistics: &c.timeStatistics) {
                         result.rejections.append(.init(index: index, error: refusal))
-                        continue
+                    } else {
+                        accepted.append(update)
                     }
-                    accepted.append(update)
                 }
                 c.processedUpdates += UInt64(batch.count)
                 return (result, accepted)

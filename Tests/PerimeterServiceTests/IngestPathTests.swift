@@ -29,6 +29,42 @@ struct IngestPathTests {
         }
     }
 
+    /// A relay that keeps what it is handed, as a cluster's would store it.
+    final class KeepingRelay: DetectionRelay, @unchecked Sendable {
+        private let lock = NSLock()
+        private var kept: [LocationUpdate] = []
+        var updates: [LocationUpdate] { lock.withLock { kept } }
+        func relay(_ updates: [LocationUpdate], completion: @escaping @Sendable (GeofencingError?) -> Void) {
+            lock.withLock { kept += updates }
+            completion(nil)
+        }
+        func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError) {}
+    }
+
+    @Test("a relaying service refuses before the relay exactly what a detecting one refuses before its engine")
+    func relayRefusesWhatTheLiveBatchRefuses() throws {
+        let scenario = Scenario(seed: 3, updates: 300)
+        let updates = Self.updates(scenario)
+        let detecting = try Self.live()
+        try detecting.addFeatures(scenario.features)
+        let relay = KeepingRelay()
+        let relaying = GeofencingService(clock: ManualClock(Date(timeIntervalSince1970: 1_750_010_000)),
+                                         tickInterval: nil, relay: relay)
+        try relaying.configure(GeofencingOptions(defaultDwellTime: 60, maximumHorizontalAccuracy: 50, maximumFutureSkew: 60))
+
+        let detected = try detecting.process(updates)
+        let relayed = try relaying.process(updates)
+        let beforeEngine: Set<GeofencingError.Code> = [.inaccurateLocation, .futureUpdate]
+        let refusedByDetecting = detected.rejections.filter { beforeEngine.contains($0.error.code) }
+        #expect(Set(refusedByDetecting.map(\.error.code)) == beforeEngine, "both kinds are exercised")
+        #expect(relayed.rejections.map(\.index) == refusedByDetecting.map(\.index))
+        #expect(relayed.rejections.map(\.error.code) == refusedByDetecting.map(\.error.code))
+        #expect(relayed.rejections.map(\.error.message) == refusedByDetecting.map(\.error.message))
+        #expect(relaying.timeStatistics.futureUpdates == detecting.timeStatistics.futureUpdates)
+        let refused = Set(relayed.rejections.map(\.index))
+        #expect(relay.updates == updates.indices.filter { !refused.contains($0) }.map { updates[$0] })
+    }
+
     @Test("a live batch with refusals, rejections and timers gives what one call per update gives", arguments: [1 as UInt64, 2])
     func batchEqualsSingleCalls(seed: UInt64) throws {
         let scenario = Scenario(seed: seed, updates: 400)
