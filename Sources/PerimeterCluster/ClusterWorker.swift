@@ -53,6 +53,9 @@ public final class ClusterWorker: @unchecked Sendable {
         /// that failed or came back (`perimeter worker` prints them when `PERIMETER_WORKER_TRACE=1`);
         /// `nil`: nowhere.
         public var trace: (@Sendable (String) -> Void)?
+        /// Where lines about lost data go — input a partition needed that aged out of the input stream
+        /// (``PartitionWorker/checkRetainedInput()``; `perimeter worker` prints them always); `nil`: nowhere.
+        public var warning: (@Sendable (String) -> Void)?
 
         /// A configuration with the given id and the defaults: 10 s leases, 64 partitions, batches of
         /// 1000, ticks every 0.25 s, L = 5 s, a snapshot every 10 000 records, the membership read every
@@ -61,7 +64,7 @@ public final class ClusterWorker: @unchecked Sendable {
                     tickInterval: Duration = .milliseconds(250), allowedLateness: Duration = .seconds(5), snapshotEvery: Int = 10_000,
                     membershipInterval: Duration = .seconds(1),
                     engine: DetectionEngine.Configuration = DetectionEngine.Configuration(), fences: [Fence] = [],
-                    trace: (@Sendable (String) -> Void)? = nil) {
+                    trace: (@Sendable (String) -> Void)? = nil, warning: (@Sendable (String) -> Void)? = nil) {
             self.id = id
             self.leaseDuration = leaseDuration
             self.maxPartitions = maxPartitions
@@ -73,6 +76,7 @@ public final class ClusterWorker: @unchecked Sendable {
             self.engine = engine
             self.fences = fences
             self.trace = trace
+            self.warning = warning
         }
     }
 
@@ -282,7 +286,8 @@ public final class ClusterWorker: @unchecked Sendable {
         do {
             let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
                                                     configuration: configuration.engine, fences: configuration.fences,
-                                                    fenceBucket: fenceBucket, trace: configuration.trace)
+                                                    fenceBucket: fenceBucket, trace: configuration.trace,
+                                                    warning: configuration.warning)
             state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: owned.lastTick, recordsSinceSnapshot: 0) }
         } catch {
             drop(partition)
@@ -408,7 +413,8 @@ public final class ClusterWorker: @unchecked Sendable {
             do {
                 let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
                                                         configuration: configuration.engine, fences: configuration.fences,
-                                                        fenceBucket: fenceBucket, trace: configuration.trace)
+                                                        fenceBucket: fenceBucket, trace: configuration.trace,
+                                                    warning: configuration.warning)
                 trace("partition \(partition): taken — lease \(ClusterWorker.format(leased - started)), resume \(ClusterWorker.format(ContinuousClock.now - leased))")
                 state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: .now, recordsSinceSnapshot: 0) }
                 renewer.add(lease)
