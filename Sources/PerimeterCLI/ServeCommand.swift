@@ -67,12 +67,13 @@ struct ServeCommand {
     Updates go to the cluster's input stream, fences to its fences bucket, and the events the workers
     (perimeter worker --nats …) produce come back from its events stream into /v1/events, the stream and
     webhooks; device status is derived from those events. No database (--db is refused); the same
-    --partitions, --replicas, --lease and --prefix as the workers.
+    --partitions, --replicas, --lease, --prefix and retention flags as the workers.
       --nats URL[,URL…]      NATS servers of the cluster (any one is enough to connect; all are used to reconnect).
       --partitions N         Partitions of the device space (default 64; fixed for the life of the streams).
       --replicas N           Copies of every stream and bucket (default 1; 3 on a three-server cluster).
       --lease SECONDS        Partition lease time of the workers (default 10; every process the same).
       --prefix NAME          Subject prefix and stream/bucket names of the cluster (default perimeter).
+    \(RetentionFlags.help)
       -h, --help             Show this help.
     """
 
@@ -87,6 +88,7 @@ struct ServeCommand {
         var layout: ClusterLayout
         var replicas: Int
         var lease: Duration
+        var retention: ClusterRetention
     }
 
     init?(_ arguments: [String]) throws {
@@ -107,8 +109,9 @@ struct ServeCommand {
             let partitions = Int(try args.number("partitions", in: 1...65_536) ?? 64)
             let replicas = Int(try args.number("replicas", in: 1...5) ?? 1)
             let lease = try args.number("lease", in: 1...3600) ?? 10
+            let retention = try RetentionFlags.parse(&args, command: "serve")
             cluster = ClusterFlags(urls: list, layout: ClusterLayout(prefix: prefix, partitioning: DevicePartitioning(count: partitions)!),
-                                   replicas: replicas, lease: .milliseconds(Int64(lease * 1000)))
+                                   replicas: replicas, lease: .milliseconds(Int64(lease * 1000)), retention: retention)
             configuration.databasePath = nil
         }
         configuration.address = try args.option("bind") ?? "127.0.0.1"
@@ -176,7 +179,8 @@ struct ServeCommand {
             let resources: ClusterResources
             do {
                 resources = try ClusterResources.connect(urls: cluster.urls, name: "perimeter serve", layout: cluster.layout,
-                                                         replicas: cluster.replicas, leaseDuration: cluster.lease)
+                                                         replicas: cluster.replicas, leaseDuration: cluster.lease,
+                                                         retention: cluster.retention)
             } catch {
                 throw CommandLineError.usage("serve: cannot open the cluster at \(cluster.urls.joined(separator: ",")): \(error)")
             }

@@ -7,13 +7,16 @@ struct WorkerCommand {
     static let help = """
     Usage: perimeter worker --nats URL[,URL...] [--id ID] [--partitions N] [--replicas N] [--lease SECONDS]
                             [--prefix NAME] [--lateness SECONDS] [--max-partitions N]
+                            [--input-max-age AGE] [--input-max-bytes SIZE] [--events-max-age AGE]
+                            [--events-max-bytes SIZE] [--update-retention]
 
     Runs one worker of a Perimeter cluster on NATS JetStream (docs/cluster.md): it announces itself, takes
     the partitions the cluster's assignment gives it (their latest snapshot, then the input after it),
     publishes their events, and hands partitions over as workers join or leave. It prints the partitions
     it owns whenever they change. SIGTERM or Ctrl-C stops gracefully: a snapshot of each partition, then
     its lease is released so another worker continues at once. Every process of one cluster must be given
-    the same --partitions, --replicas, --lease and --prefix.
+    the same --partitions, --replicas, --lease, --prefix and retention flags (a process given other
+    retention limits than the streams have is refused, naming the flag and both values).
 
     Options:
       --nats URL[,URL...]    NATS servers to connect to (required; e.g. nats://127.0.0.1:4222). Repeatable.
@@ -27,12 +30,17 @@ struct WorkerCommand {
       --lateness SECONDS     L of the live-service rules: each partition's clock ticks to now - L and holds
                              the devices heard from within L (default 5).
       --max-partitions N     The most partitions this worker holds (default: all).
+    \(RetentionFlags.help)
+      --update-retention     Change the streams' limits to the retention flags given here instead of
+                             refusing to start when they differ (then restart the others with the same).
       -h, --help             Show this help.
     """
 
     var urls: [String]
     var layout: ClusterLayout
     var replicas: Int
+    var retention: ClusterRetention
+    var updatingRetention: Bool
     var configuration: ClusterWorker.Configuration
 
     init?(_ arguments: [String]) throws {
@@ -56,6 +64,8 @@ struct WorkerCommand {
         }
         let lateness = try args.number("lateness", in: 0...86_400) ?? 5
         let maxPartitions = try WorkerCommand.integer(&args, "max-partitions", in: 1...65_536) ?? partitions
+        retention = try RetentionFlags.parse(&args, command: "worker")
+        updatingRetention = args.flag("update-retention")
         try args.finish()
         layout = ClusterLayout(prefix: prefix, partitioning: DevicePartitioning(count: partitions)!)
         configuration = ClusterWorker.Configuration(id: id, leaseDuration: .milliseconds(Int64(lease * 1000)),
@@ -80,7 +90,8 @@ struct WorkerCommand {
         let resources: ClusterResources
         do {
             resources = try ClusterResources.connect(urls: command.urls, name: "perimeter worker \(id)", layout: command.layout,
-                                                     replicas: command.replicas, leaseDuration: command.configuration.leaseDuration)
+                                                     replicas: command.replicas, leaseDuration: command.configuration.leaseDuration,
+                                                     retention: command.retention, updatingRetention: command.updatingRetention)
         } catch {
             // 69: the service (the NATS cluster) is unavailable or refuses this cluster's configuration.
             console.complain("worker: cannot open the cluster at \(command.urls.joined(separator: ",")): \(error)")
@@ -93,6 +104,8 @@ struct WorkerCommand {
             // Timing lines for finding where a recovery spends its time (docs/cluster.md, "Worker process").
             configuration.trace = { line in console.print("perimeter: trace \(WorkerCommand.clockTime()) \(line)") }
         }
+        // Lost input is always said, trace or not.
+        configuration.warning = { line in console.complain("worker \(id): \(line)") }
         let worker = ClusterWorker(resources: resources, configuration: configuration)
         worker.start()
         console.print("perimeter: worker \(id) on \(command.urls.joined(separator: ",")) (\(command.layout.partitioning.count) partitions, prefix \(command.layout.prefix), lease \(format(command.configuration.leaseDuration))); SIGTERM or Ctrl-C stops gracefully")

@@ -41,14 +41,29 @@ public struct ClusterLayout: Sendable, Equatable {
     /// The subject of `partition`'s events.
     public func eventSubject(_ partition: Int) -> String { "\(prefix).events.\(partition)" }
 
-    /// The input stream.
-    public func inputStreamConfiguration(replicas: Int = 1, duplicateWindow: Duration = .seconds(120)) -> StreamConfiguration {
-        StreamConfiguration(name: inputStream, subjects: ["\(prefix).in.*.*"], replicas: replicas, duplicateWindow: duplicateWindow)
+    /// The input stream, keeping what `limits` allow. Its duplicate window is at most the maximum age
+    /// (JetStream refuses a longer one).
+    public func inputStreamConfiguration(replicas: Int = 1, duplicateWindow: Duration = .seconds(120),
+                                         limits: ClusterRetention.Limits = ClusterRetention.defaults.input) -> StreamConfiguration {
+        ClusterLayout.limited(StreamConfiguration(name: inputStream, subjects: ["\(prefix).in.*.*"], replicas: replicas,
+                                                  duplicateWindow: duplicateWindow), by: limits)
     }
 
-    /// The events stream. Its duplicate window bounds how late a takeover may republish an event and
-    /// still have it dropped (docs/cluster.md, "The guarantees").
-    public func eventStreamConfiguration(replicas: Int = 1, duplicateWindow: Duration = .seconds(120)) -> StreamConfiguration {
-        StreamConfiguration(name: eventStream, subjects: ["\(prefix).events.*"], replicas: replicas, duplicateWindow: duplicateWindow)
+    /// The events stream, keeping what `limits` allow. Its duplicate window bounds how late a takeover
+    /// may republish an event and still have it dropped (docs/cluster.md, "The guarantees"); it is at
+    /// most the maximum age.
+    public func eventStreamConfiguration(replicas: Int = 1, duplicateWindow: Duration = .seconds(120),
+                                         limits: ClusterRetention.Limits = ClusterRetention.defaults.events) -> StreamConfiguration {
+        ClusterLayout.limited(StreamConfiguration(name: eventStream, subjects: ["\(prefix).events.*"], replicas: replicas,
+                                                  duplicateWindow: duplicateWindow), by: limits)
+    }
+
+    private static func limited(_ stream: StreamConfiguration, by limits: ClusterRetention.Limits) -> StreamConfiguration {
+        var stream = stream
+        stream.maxAge = limits.maxAge
+        stream.maxBytes = limits.maxBytes
+        stream.maxMessages = limits.maxMessages
+        if let maxAge = limits.maxAge { stream.duplicateWindow = min(stream.duplicateWindow, maxAge) }
+        return stream
     }
 }

@@ -10,13 +10,15 @@ extension ClusterLayout {
 extension ClusterResources {
     /// Connects to the NATS servers at `urls` (any of them; the client reconnects to the others) as
     /// `name`, then creates or opens the cluster's streams and buckets
-    /// (``open(on:layout:replicas:leaseDuration:)``). The connection lives as long as the resources'
-    /// ``jetStream``.
+    /// (``open(on:layout:replicas:leaseDuration:retention:updatingRetention:)``). The connection lives as
+    /// long as the resources' ``jetStream``.
     /// - Throws: ``PerimeterNATS/NATSError`` naming what failed: the connection, or a stream or bucket.
     public static func connect(urls: [String], name: String, layout: ClusterLayout, replicas: Int,
-                               leaseDuration: Duration) throws(NATSError) -> ClusterResources {
+                               leaseDuration: Duration, retention: ClusterRetention = .defaults,
+                               updatingRetention: Bool = false) throws(NATSError) -> ClusterResources {
         let connection = try NATSConnection(urls: urls, name: name)
         let jetStream = try JetStream(connection)
-        return try open(on: jetStream, layout: layout, replicas: replicas, leaseDuration: leaseDuration)
+        return try open(on: jetStream, layout: layout, replicas: replicas, leaseDuration: leaseDuration, retention: retention,
+                        updatingRetention: updatingRetention)
     }
 }

@@ -53,6 +53,9 @@ public final class ClusterWorker: @unchecked Sendable {
         /// that failed or came back (`perimeter worker` prints them when `PERIMETER_WORKER_TRACE=1`);
         /// `nil`: nowhere.
         public var trace: (@Sendable (String) -> Void)?
+        /// Where lines about lost data go — input a partition needed that aged out of the input stream
+        /// (``PartitionWorker/checkRetainedInput()``; `perimeter worker` prints them always); `nil`: nowhere.
+        public var warning: (@Sendable (String) -> Void)?
 
         /// A configuration with the given id and the defaults: 10 s leases, 64 partitions, batches of
         /// 1000, ticks every 0.25 s, L = 5 s, a snapshot every 10 000 records, the membership read every
@@ -61,7 +64,7 @@ public final class ClusterWorker: @unchecked Sendable {
                     tickInterval: Duration = .milliseconds(250), allowedLateness: Duration = .seconds(5), snapshotEvery: Int = 10_000,
                     membershipInterval: Duration = .seconds(1),
                     engine: DetectionEngine.Configuration = DetectionEngine.Configuration(), fences: [Fence] = [],
-                    trace: (@Sendable (String) -> Void)? = nil) {
+                    trace: (@Sendable (String) -> Void)? = nil, warning: (@Sendable (String) -> Void)? = nil) {
             self.id = id
             self.leaseDuration = leaseDuration
             self.maxPartitions = maxPartitions
@@ -73,6 +76,7 @@ public final class ClusterWorker: @unchecked Sendable {
             self.engine = engine
             self.fences = fences
             self.trace = trace
+            self.warning = warning
         }
     }
 
@@ -86,8 +90,59 @@ public final class ClusterWorker: @unchecked Sendable {
         var statistics = PartitionWorker.Statistics()
     }
 
+    /// A partition being taken: its lease is held (and renewed), and its worker is being built from the
+    /// latest snapshot on a thread of its own, so the resume's consumer creations (up to 4 s each after a
+    /// server died) do not hold up the other partitions' steps. The loop adopts the worker when it is
+    /// there (``ClusterWorker/adoptTaken()``); a stop abandons it.
+    private final class Taking: @unchecked Sendable {
+        let lease: PartitionLease
+        let asked: ContinuousClock.Instant
+        let leased: ContinuousClock.Instant
+        private let lock = NSLock()
+        private var result: Result<PartitionWorker, any Error>?
+        /// Set by ``abandon(releasing:)``: whether the lease is to be released.
+        private var abandoned: Bool?
+
+        init(lease: PartitionLease, asked: ContinuousClock.Instant, leased: ContinuousClock.Instant) {
+            self.lease = lease
+            self.asked = asked
+            self.leased = leased
+        }
+
+        /// The resume's outcome; stops the worker at once when the partition was abandoned meanwhile.
+        func finish(_ outcome: Result<PartitionWorker, any Error>) {
+            let releasing = lock.withLock { () -> Bool? in
+                if abandoned == nil { result = outcome }
+                return abandoned
+            }
+            if let releasing { Taking.discard(outcome, lease: lease, releasing: releasing) }
+        }
+
+        /// The outcome once the resume ended, `nil` before.
+        func outcome() -> Result<PartitionWorker, any Error>? { lock.withLock { result } }
+
+        /// Gives the partition up: now when the resume ended, otherwise when it does.
+        func abandon(releasing: Bool) {
+            let outcome = lock.withLock { () -> Result<PartitionWorker, any Error>? in
+                abandoned = releasing
+                defer { result = nil }
+                return result
+            }
+            if let outcome { Taking.discard(outcome, lease: lease, releasing: releasing) }
+        }
+
+        private static func discard(_ outcome: Result<PartitionWorker, any Error>, lease: PartitionLease, releasing: Bool) {
+            switch outcome {
+            case .success(let worker): worker.stop(releasing: releasing)
+            case .failure: if releasing { try? lease.release() }
+            }
+        }
+    }
+
     private struct State {
         var owned: [Int: Owned] = [:]
+        /// Partitions whose lease is held and whose worker is being built (``Taking``).
+        var taking: [Int: Taking] = [:]
         var running = false
         /// ``stop(releasing:)`` was called: a round under way ends before its next partition.
         var stopping = false
@@ -282,7 +337,8 @@ public final class ClusterWorker: @unchecked Sendable {
         do {
             let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
                                                     configuration: configuration.engine, fences: configuration.fences,
-                                                    fenceBucket: fenceBucket, trace: configuration.trace)
+                                                    fenceBucket: fenceBucket, trace: configuration.trace,
+                                                    warning: configuration.warning)
             state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: owned.lastTick, recordsSinceSnapshot: 0) }
         } catch {
             drop(partition)
@@ -335,10 +391,15 @@ public final class ClusterWorker: @unchecked Sendable {
         let roundEnded = ContinuousClock.now
         renewer.stop()
         if releasing { try? membership.leave() }
-        let owned = state.withLock { state -> [Owned] in
-            defer { state.owned.removeAll() }
-            return Array(state.owned.values)
+        let (owned, taking) = state.withLock { state -> ([Owned], [Taking]) in
+            defer {
+                state.owned.removeAll()
+                state.taking.removeAll()
+            }
+            return (Array(state.owned.values), Array(state.taking.values))
         }
+        // Nothing was applied since their snapshot: released (or abandoned) without one.
+        for partition in taking { partition.abandon(releasing: releasing) }
         for partition in owned {
             if releasing { _ = try? partition.worker.saveSnapshot(to: snapshots) }
             partition.worker.stop(releasing: releasing)
@@ -383,10 +444,12 @@ public final class ClusterWorker: @unchecked Sendable {
         }
     }
 
-    /// Takes the free partitions assigned to this worker, up to its maximum.
+    /// Takes the free partitions assigned to this worker, up to its maximum: their leases here, their
+    /// workers on threads of their own (``Taking``), adopted at a later round.
     private func acquire() throws {
+        adoptTaken()
         let (owned, assignment, due) = state.withLock { state in
-            (Set(state.owned.keys), state.assignment ?? [:],
+            (Set(state.owned.keys).union(state.taking.keys), state.assignment ?? [:],
              state.acquiredAt.map { ContinuousClock.now - $0 >= ClusterWorker.acquireInterval } ?? true)
         }
         guard due, owned.count < configuration.maxPartitions else { return }
@@ -404,19 +467,43 @@ public final class ClusterWorker: @unchecked Sendable {
                 throw error
             }
             guard let lease = taken else { continue }
-            let leased = ContinuousClock.now
-            do {
-                let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
-                                                        configuration: configuration.engine, fences: configuration.fences,
-                                                        fenceBucket: fenceBucket, trace: configuration.trace)
-                trace("partition \(partition): taken — lease \(ClusterWorker.format(leased - started)), resume \(ClusterWorker.format(ContinuousClock.now - leased))")
+            let taking = Taking(lease: lease, asked: started, leased: .now)
+            renewer.add(lease)
+            state.withLock { $0.taking[partition] = taking }
+            count += 1
+            let (jetStream, layout, snapshots, fenceBucket, configuration) = (jetStream, layout, snapshots, fenceBucket, configuration)
+            let thread = Thread {
+                taking.finish(Result {
+                    try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
+                                               configuration: configuration.engine, fences: configuration.fences,
+                                               fenceBucket: fenceBucket, trace: configuration.trace, warning: configuration.warning)
+                })
+            }
+            thread.name = "perimeter take partition \(partition)"
+            thread.start()
+        }
+    }
+
+    /// Adopts the partitions whose workers are built; a partition whose resume failed gives its lease
+    /// back (the assignment offers it again at a later round).
+    private func adoptTaken() {
+        let ended = state.withLock { state -> [(Int, Taking, Result<PartitionWorker, any Error>)] in
+            var ended: [(Int, Taking, Result<PartitionWorker, any Error>)] = []
+            for (partition, taking) in state.taking {
+                if let outcome = taking.outcome() { ended.append((partition, taking, outcome)) }
+            }
+            for (partition, _, _) in ended { state.taking.removeValue(forKey: partition) }
+            return ended
+        }
+        for (partition, taking, outcome) in ended.sorted(by: { $0.0 < $1.0 }) {
+            switch outcome {
+            case .success(let worker):
+                trace("partition \(partition): taken — lease \(ClusterWorker.format(taking.leased - taking.asked)), resume \(ClusterWorker.format(ContinuousClock.now - taking.leased))")
                 state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: .now, recordsSinceSnapshot: 0) }
-                renewer.add(lease)
-                count += 1
-            } catch {
-                trace("partition \(partition): resume failed after \(ClusterWorker.format(ContinuousClock.now - leased)): \(error)")
-                try? lease.release()
-                throw error
+            case .failure(let error):
+                trace("partition \(partition): resume failed after \(ClusterWorker.format(ContinuousClock.now - taking.leased)): \(error)")
+                renewer.remove(partition)
+                try? taking.lease.release()
             }
         }
     }

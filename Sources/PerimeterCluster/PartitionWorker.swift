@@ -48,6 +48,9 @@ public final class PartitionWorker: @unchecked Sendable {
         public var republished = 0
         /// Input consumers opened anew (``PartitionWorker/reopenInput()``).
         public var inputReopens = 0
+        /// Input stream sequences the partition needed that had aged out of the stream before it read
+        /// them (``PartitionWorker/agedOutInput``); any of its own records among them are lost.
+        public var agedOutSequences: UInt64 = 0
     }
 
     /// The partition.
@@ -72,6 +75,12 @@ public final class PartitionWorker: @unchecked Sendable {
     public private(set) var isConsistent = true
     /// The last fence revision applied (0: none from the fences bucket).
     public private(set) var fenceRevision: UInt64
+    /// Each run of input stream sequences after ``inputSequence`` that the stream no longer held when
+    /// the worker checked (``checkRetainedInput()``): removed by the stream's retention limits before
+    /// this partition read them. The stream holds every partition's records, so not every sequence of
+    /// a run was this partition's; but an owned partition ticks 4 times a second, so a run longer than
+    /// that means records of its own were lost, and nothing tells which.
+    public private(set) var agedOutInput: [ClosedRange<UInt64>] = []
     private var snapshotRevision: UInt64?
     /// When this worker applied each device's latest update (its own clock): who a tick holds.
     private var heardAt: [DeviceID: Date] = [:]
@@ -83,6 +92,7 @@ public final class PartitionWorker: @unchecked Sendable {
     private var reopening: PendingConsumer<PullConsumer>?
     private let fences: FenceFeed?
     private let trace: (@Sendable (String) -> Void)?
+    private let warning: (@Sendable (String) -> Void)?
     private var lastEventSequence: UInt64
     private var lastTickSequence: UInt64
 
@@ -90,12 +100,14 @@ public final class PartitionWorker: @unchecked Sendable {
     /// (1: from the beginning; a snapshot's covered sequence + 1 after a restore). With `fences`, the
     /// fence set follows the fences bucket at the points the ticks record; `engine` then holds the
     /// fences as of the start (none, from the beginning). `trace` gets a line for each input consumer
-    /// that failed to open and for its success after failures.
+    /// that failed to open and for its success after failures; `warning` a line when input it needs
+    /// has aged out of the stream (``checkRetainedInput()``, checked here and at each snapshot).
     public init(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, engine: DetectionEngine,
                 startSequence: UInt64 = 1, fences: FenceFeed? = nil, fenceRevision: UInt64 = 0,
-                trace: (@Sendable (String) -> Void)? = nil) throws(NATSError) {
+                trace: (@Sendable (String) -> Void)? = nil, warning: (@Sendable (String) -> Void)? = nil) throws(NATSError) {
         self.jetStream = jetStream
         self.trace = trace
+        self.warning = warning
         self.fences = fences
         self.fenceRevision = fenceRevision
         self.layout = layout
@@ -112,6 +124,7 @@ public final class PartitionWorker: @unchecked Sendable {
                                                                              creationTimeout: PartitionWorker.consumerCreationTimeout)
                                               },
                                               close: { $0.close() })
+        try checkRetainedInput()
     }
 
     deinit {
@@ -125,6 +138,32 @@ public final class PartitionWorker: @unchecked Sendable {
     /// A new worker waits twice this for its first input consumer, attempts overlapping
     /// (``PendingConsumer``).
     public static let consumerCreationTimeout = Duration.seconds(2)
+
+    /// Checks that the input stream still holds everything after ``inputSequence``. A consumer that
+    /// starts (or has got) before the stream's first sequence goes on from the first message held and
+    /// says nothing, so the worker asks the stream: when its first sequence is past the next one the
+    /// partition needs — a new owner whose snapshot is older than what the stream keeps, or an owner
+    /// that fell further behind than the retention limits — the run between is recorded in
+    /// ``agedOutInput`` and ``Statistics/agedOutSequences``, and reported to `warning` (and `trace`)
+    /// once. The worker then continues from the first record held: the lost records' events are not
+    /// produced, and their devices continue from the state before them.
+    /// - Returns: the run newly found missing, if any.
+    @discardableResult
+    public func checkRetainedInput() throws(NATSError) -> ClosedRange<UInt64>? {
+        let first = try jetStream.streamState(layout.inputStream).firstSequence
+        let next = max(inputSequence + 1, (agedOutInput.last?.upperBound ?? 0) + 1)
+        guard first > next else { return nil }
+        let run = next...(first - 1)
+        agedOutInput.append(run)
+        statistics.agedOutSequences += UInt64(run.count)
+        let line = "partition \(partition): input sequences \(run.lowerBound)–\(run.upperBound) of \(layout.inputStream) aged out "
+            + "before this partition read them (the stream's retention limits; it now starts at \(first)): this "
+            + "partition's updates and ticks among them are lost, their events will not be produced; continuing from \(first) "
+            + "(give --input-max-age more room: docs/cluster.md, \"Retention\")"
+        warning?(line)
+        trace?(line)
+        return run
+    }
 
     /// Whether a new input consumer is being created (``reopenInput()``).
     public var isReopeningInput: Bool { reopening != nil }
@@ -273,6 +312,8 @@ public final class PartitionWorker: @unchecked Sendable {
         case .lapsed: throw NATSError.timeout("snapshot of partition \(partition)", "its lease lapsed: renewals went unanswered")
         case .held: break
         }
+        // A snapshot is taken every few thousand records: a cheap moment to find input lost to lag.
+        _ = try? checkRetainedInput()
         let snapshot = snapshot()
         for _ in 0..<2 {
             var previous: UInt64 = 0
@@ -297,11 +338,13 @@ public final class PartitionWorker: @unchecked Sendable {
     /// when there is none): the engine gets the fences (from `fenceBucket` up to the snapshot's fence
     /// revision, with a feed that goes on from there; or the fixed `fences`), then the snapshot's
     /// devices, and reads the input from the sequence after the snapshot's.
-    /// `trace` gets the lines of the input consumer's and the fence feed's reopens.
+    /// `trace` gets the lines of the input consumer's and the fence feed's reopens, `warning` a line when
+    /// the input after the snapshot has aged out of the stream (``checkRetainedInput()``).
     public static func resume(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, snapshots: SnapshotStore,
                               configuration: DetectionEngine.Configuration = DetectionEngine.Configuration(),
                               fences: [Fence] = [], fenceBucket: KeyValueBucket? = nil,
-                              trace: (@Sendable (String) -> Void)? = nil) throws -> PartitionWorker {
+                              trace: (@Sendable (String) -> Void)? = nil,
+                              warning: (@Sendable (String) -> Void)? = nil) throws -> PartitionWorker {
         let latest = try snapshots.latest(lease.partition)?.snapshot
         var engine = DetectionEngine(fences: fences, configuration: configuration)
         var feed: FenceFeed?
@@ -317,7 +360,7 @@ public final class PartitionWorker: @unchecked Sendable {
         if let latest { try latest.restore(into: &engine) }
         return try PartitionWorker(jetStream: jetStream, layout: layout, lease: lease, engine: engine,
                                    startSequence: (latest?.inputSequence ?? 0) + 1, fences: feed,
-                                   fenceRevision: latest?.fenceRevision ?? 0, trace: trace)
+                                   fenceRevision: latest?.fenceRevision ?? 0, trace: trace, warning: warning)
     }
 
     private func stop() -> Step {

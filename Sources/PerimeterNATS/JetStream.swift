@@ -47,6 +47,32 @@ public final class JetStream: @unchecked Sendable {
         }
     }
 
+    /// Replaces an existing stream's configuration with `configuration` (JetStream allows changing its
+    /// limits, duplicate window and subjects, not its name or storage).
+    @discardableResult
+    public func updateStream(_ configuration: StreamConfiguration) throws(NATSError) -> StreamState {
+        try configuration.withC { (config) throws(NATSError) -> StreamState in
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var code = jsErrCode(0)
+            try NATSError.check(js_UpdateStream(&info, context, config, nil, &code), "update stream \(configuration.name)", code: code)
+            defer { jsStreamInfo_Destroy(info) }
+            return StreamState(info!.pointee.State)
+        }
+    }
+
+    /// The configuration the stream has on the server now.
+    public func streamConfiguration(_ name: String) throws(NATSError) -> StreamConfiguration {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(0)
+        try NATSError.check(js_GetStreamInfo(&info, context, name, nil, &code), "stream info \(name)", code: code)
+        defer { jsStreamInfo_Destroy(info) }
+        guard let config = info?.pointee.Config?.pointee else {
+            throw NATSError(operation: "stream info \(name)", status: 1, statusText: "Error", jetStreamCode: 0,
+                            text: "the answer holds no configuration")
+        }
+        return StreamConfiguration(config)
+    }
+
     /// The stream's message count and sequences now.
     public func streamState(_ name: String) throws(NATSError) -> StreamState {
         var info: UnsafeMutablePointer<jsStreamInfo>?

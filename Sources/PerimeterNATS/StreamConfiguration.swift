@@ -22,18 +22,39 @@ public struct StreamConfiguration: Sendable, Equatable {
     /// How long the stream remembers message ids to drop a second copy
     /// (``PublishOptions/messageID``); JetStream's default is 2 minutes.
     public var duplicateWindow: Duration
-    /// How long a message is kept; `nil`: until other limits remove it.
+    /// How long a message is kept; `nil`: until other limits remove it. JetStream refuses a duplicate
+    /// window longer than the maximum age.
     public var maxAge: Duration?
+    /// The most bytes the stream holds (the oldest messages are removed to stay below); `nil`: no limit.
+    public var maxBytes: Int64?
+    /// The most messages the stream holds (the oldest are removed to stay below); `nil`: no limit.
+    public var maxMessages: Int64?
 
-    /// A stream of `subjects` named `name`, one file-stored replica, a 2-minute duplicate window.
+    /// A stream of `subjects` named `name`, one file-stored replica, a 2-minute duplicate window, no limits.
     public init(name: String, subjects: [String], replicas: Int = 1, storage: Storage = .file,
-                duplicateWindow: Duration = .seconds(120), maxAge: Duration? = nil) {
+                duplicateWindow: Duration = .seconds(120), maxAge: Duration? = nil, maxBytes: Int64? = nil,
+                maxMessages: Int64? = nil) {
         self.name = name
         self.subjects = subjects
         self.replicas = replicas
         self.storage = storage
         self.duplicateWindow = duplicateWindow
         self.maxAge = maxAge
+        self.maxBytes = maxBytes
+        self.maxMessages = maxMessages
+    }
+
+    /// The configuration a server reported (stream info).
+    init(_ config: jsStreamConfig) {
+        let subjects = config.Subjects.map { list in
+            (0..<Int(config.SubjectsLen)).compactMap { list[$0].map { String(cString: $0) } }
+        } ?? []
+        self.init(name: config.Name.map { String(cString: $0) } ?? "", subjects: subjects, replicas: Int(config.Replicas),
+                  storage: config.Storage == js_MemoryStorage ? .memory : .file,
+                  duplicateWindow: .nanoseconds(config.Duplicates),
+                  maxAge: config.MaxAge > 0 ? .nanoseconds(config.MaxAge) : nil,
+                  maxBytes: config.MaxBytes > 0 ? config.MaxBytes : nil,
+                  maxMessages: config.MaxMsgs > 0 ? config.MaxMsgs : nil)
     }
 
     /// Calls `body` with the C configuration (valid during the call).
@@ -49,6 +70,9 @@ public struct StreamConfiguration: Sendable, Equatable {
                 config.Storage = storage == .file ? js_FileStorage : js_MemoryStorage
                 config.Duplicates = duplicateWindow.nanoseconds
                 config.MaxAge = maxAge?.nanoseconds ?? 0
+                // -1 is JetStream's "no limit" for both.
+                config.MaxBytes = maxBytes ?? -1
+                config.MaxMsgs = maxMessages ?? -1
                 return try body(&config)
             }
         }

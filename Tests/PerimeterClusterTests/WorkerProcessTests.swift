@@ -389,6 +389,10 @@ struct WorkerCommandTests {
             (["--nats", "nats://127.0.0.1:1", "--replicas", "9"], "--replicas must be a number from 1 to 5"),
             (["--nats", "localhost"], "--nats needs URLs like nats://HOST:PORT"),
             (["--nats", "nats://127.0.0.1:1", "--frobnicate"], "unknown option '--frobnicate'"),
+            (["--nats", "nats://127.0.0.1:1", "--input-max-age", "soon"], "--input-max-age must be an age like 90s"),
+            (["--nats", "nats://127.0.0.1:1", "--events-max-age", "0.1s"], "--events-max-age must be an age"),
+            (["--nats", "nats://127.0.0.1:1", "--input-max-bytes", "12"], "--input-max-bytes must be a size like 500M"),
+            (["--nats", "nats://127.0.0.1:1", "--events-max-bytes", "lots"], "--events-max-bytes must be a size"),
         ]
         for (arguments, message) in cases {
             let (status, error) = try Self.run(arguments)
