@@ -22,7 +22,8 @@ extension IndexBuilder {
                 while j < pairs.count, Self.cell(of: pairs[j]) == cell { j += 1 }
                 let column = cell - row * grid.columns
                 let range = i..<j
-                guard let (reference, shifted) = referencePoint(column: column, row: row, range) else { return false }
+                guard range.count <= CellEntry.maximumEdgeCount,
+                      let (reference, shifted) = referencePoint(column: column, row: row, range) else { return false }
                 var inside: Bool
                 if let p = previous, p.column == column - 1 {
                     inside = p.inside != crossesOddly(from: p.reference, to: reference, p.range, range)
@@ -194,18 +195,43 @@ extension IndexBuilder {
         return odd
     }
 
-    /// Records a parity entry with copies of the cell's edges.
+    /// Records a parity entry: a header (reference point, parity there, orientation bound) and copies of
+    /// the cell's edges.
     mutating func emitBoundary(cell: Int, region: Int32, inside: Bool, reference: (x: Double, y: Double),
                                shifted: Bool, _ range: Range<Int>) {
         let start = edges.count
         var flags: UInt32 = inside ? CellEntry.insideFlag : 0
-        if shifted {
-            flags |= CellEntry.shiftedReferenceFlag
-            edges.append(EdgeRecord(ax: reference.x, ay: reference.y, bx: reference.x, by: reference.y))
+        if shifted { flags |= CellEntry.shiftedReferenceFlag }
+        var reach = 0.0
+        for k in range {
+            let e = polygonEdges[Self.edge(of: pairs[k])]
+            reach = max(reach, abs(e.ax - reference.x), abs(e.ay - reference.y),
+                        abs(e.bx - reference.x), abs(e.by - reference.y))
         }
+        edges.append(.header(region: region, flags: flags, edgeCount: range.count, reference: reference,
+                             bound: Self.orientationBound(side: grid.side, reach: reach)))
         for k in range { edges.append(polygonEdges[Self.edge(of: pairs[k])]) }
         emit(cell: cell, CellEntry(region: region, flags: flags, edgeStart: UInt32(start),
                                    edgeCount: UInt32(edges.count - start)))
+    }
+
+    /// A bound B such that, for every point q of a cell of this `side` and every edge endpoint a no
+    /// farther than `reach` from the entry's reference point c in either coordinate, the determinant
+    /// d = (qx − cx)·(ay − cy) − (qy − cy)·(ax − cx) as computed in `Double` has the sign of the exact
+    /// orientation of (c, q, a) whenever |d| > B; `.infinity` when no such bound is safe (huge values).
+    ///
+    /// d is Shewchuk's orient2d(q, a, c), whose sign is settled by |d| > (3 + 16ε)ε·(|dl| + |dr|) for the
+    /// computed products dl and dr (the filter `Planar.orientation` applies per call). Here |qx − cx| and
+    /// |qy − cy| are at most one side (q and c lie in the same cell; twice the side covers the lookup's
+    /// rounding and the assignment margin), |a − c| at most `reach`, so |dl| + |dr| ≤ 2·2side·reach, up
+    /// to the rounding of the differences and products (the factor 1.01); the tiny absolute term covers
+    /// products that underflow, as in `Planar.orientation`. The query compares each edge's two
+    /// determinants with B and asks the exact predicate only when |d| ≤ B: per edge the arithmetic of an
+    /// unfiltered orientation, with the same answers.
+    static func orientationBound(side: Double, reach: Double) -> Double {
+        let sum = 2 * (2 * side) * reach * 1.01
+        guard sum.isFinite, sum < 0x1p999 else { return .infinity }
+        return 3.3306690738754716e-16 * sum * 1.01 + 0x1p-1060
     }
 
     /// `Polygon.contains` also tries longitude ± 360 when a polygon's box reaches past ±180; the

@@ -288,14 +288,14 @@ struct IndexBuilder {
                           columns: columns, rows: rows)
     }
 
-    /// Sorts the pending entries by cell (stable, so region order is kept within a cell) and lays the
-    /// edge store out in the same order, so that a query reads one cell's entries and then its edges
-    /// from two contiguous runs of memory instead of one scattered run per region.
-    /// - Complexity: O(C + E) for C entries and E edge records; holds a second copy of the edge store
-    ///   while it runs.
+    /// Lays the pending entries out by cell (stable, so region order is kept within a cell): each
+    /// entry becomes its header record followed by its edge records (an entry without edges, a header
+    /// alone), and a cell's entries one contiguous run, so that a query reads one run of memory.
+    /// - Complexity: O(C + E) for C entries and E edge records; each entry's records are copied once,
+    ///   straight to their place.
     /// With ``parts`` (a parallel build) the parts are read after `self`'s own entries, in order: the
     /// blocks hold ascending regions, so region order within a cell is kept just the same.
-    mutating func groupEntriesByCell() -> (cellStart: [UInt32], entries: [CellEntry], edges: [EdgeRecord]) {
+    mutating func groupEntriesByCell() -> (cellStart: [UInt32], records: [EdgeRecord]) {
         let all = [RasterPart(cells: pendingCells, entries: pendingEntries, edges: edges)] + parts
         pendingCells = []
         pendingEntries = []
@@ -304,46 +304,36 @@ struct IndexBuilder {
         let cellCount = grid.cellCount
         var start = [UInt32](repeating: 0, count: cellCount + 1)
         for part in all {
-            for cell in part.cells { start[Int(cell) + 1] += 1 }
-        }
-        for c in 0..<cellCount { start[c + 1] += start[c] }
-        var cursor = start
-        var grouped = [CellEntry](repeating: CellEntry(region: 0, flags: 0, edgeStart: 0, edgeCount: 0),
-                                  count: all.reduce(0) { $0 + $1.entries.count })
-        // Which part an entry's edges are in, by position in `grouped` (only with several parts).
-        var partOf = all.count > 1 ? [UInt8](repeating: 0, count: grouped.count) : []
-        for (p, part) in all.enumerated() {
-            for (cell, entry) in zip(part.cells, part.entries) {
-                let slot = Int(cursor[Int(cell)])
-                grouped[slot] = entry
-                if all.count > 1 { partOf[slot] = UInt8(p) }
-                cursor[Int(cell)] += 1
+            for k in part.cells.indices {
+                start[Int(part.cells[k]) + 1] += max(1, part.entries[k].edgeCount)
             }
         }
-        // Each entry's edges move to where the cell order puts them. The new starts are worked out first
-        // (the old ones kept aside), then each part's records are copied by pointer: appending run by run
-        // cost more in `Array.append`'s checks and a part's retain per entry than in copying (perf).
-        var total = 0
-        var from = [UInt32](repeating: 0, count: grouped.count)
-        for i in grouped.indices where grouped[i].edgeCount > 0 {
-            from[i] = grouped[i].edgeStart
-            grouped[i].edgeStart = UInt32(total)
-            total += Int(grouped[i].edgeCount)
-        }
-        let entries = grouped, fromParts = partOf
-        let ordered = [EdgeRecord](unsafeUninitializedCapacity: total) { target, count in
+        for c in 0..<cellCount { start[c + 1] += start[c] }
+        let total = Int(start[cellCount])
+        var cursor = start
+        let records = [EdgeRecord](unsafeUninitializedCapacity: total) { target, count in
             guard let target = target.baseAddress else { count = 0; return }
-            for (p, part) in all.enumerated() {
-                part.edges.withUnsafeBufferPointer { source in
-                    guard let source = source.baseAddress else { return }
-                    for i in entries.indices where entries[i].edgeCount > 0 && (all.count == 1 || fromParts[i] == UInt8(p)) {
-                        (target + Int(entries[i].edgeStart)).initialize(from: source + Int(from[i]), count: Int(entries[i].edgeCount))
+            cursor.withUnsafeMutableBufferPointer { cursor in
+                for part in all {
+                    part.edges.withUnsafeBufferPointer { source in
+                        for k in part.cells.indices {
+                            let cell = Int(part.cells[k]), entry = part.entries[k]
+                            let at = target + Int(cursor[cell])
+                            if entry.edgeCount == 0 {
+                                at.initialize(to: .header(region: entry.region, flags: entry.flags, edgeCount: 0,
+                                                          reference: (0, 0), bound: 0))
+                                cursor[cell] += 1
+                            } else {
+                                at.initialize(from: source.baseAddress! + Int(entry.edgeStart), count: Int(entry.edgeCount))
+                                cursor[cell] += entry.edgeCount
+                            }
+                        }
                     }
                 }
             }
             count = total
         }
-        return (start, entries, ordered)
+        return (start, records)
     }
 
     /// Records one entry.

@@ -23,9 +23,8 @@ extension RegionIndex {
         self.grid = builder.grid
         self.alwaysTested = builder.alwaysTested
         self.seamCandidates = builder.seamCandidates
-        let (cellStart, entries, edges) = builder.groupEntriesByCell()
+        let (cellStart, records) = builder.groupEntriesByCell()
         self.cellStart = cellStart
-        self.entries = entries
-        self.edges = edges
+        self.records = records
     }
 }

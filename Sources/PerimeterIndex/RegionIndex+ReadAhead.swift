@@ -9,8 +9,8 @@ extension RegionIndex {
     /// (fold it into something the caller keeps, so that the read is not optimised away).
     ///
     /// A query reads three places one after the other — the cell's slot in the cell table, the cell's
-    /// first entry, that entry's first edge — and on a big index each is a cache miss that the next
-    /// cannot start before. A batch that calls step 0 for the point three ahead, step 1 for the one two
+    /// first record (an entry header), the edges after it — and on a big index each is a cache miss that
+    /// the next cannot start before. A batch that calls step 0 for the point three ahead, step 1 for the one two
     /// ahead and step 2 for the next one starts those misses for three points at once, each level's
     /// address read from the level loaded one query earlier, so that the query itself finds its memory
     /// in cache. It changes no answer; a point outside the grid reads nothing.
@@ -21,9 +21,9 @@ extension RegionIndex {
         let cell = row * grid.columns + column
         let first = cellStart[cell]
         if step == 0 { return UInt64(first) }
-        guard Int(first) < entries.count else { return 0 }
-        let entry = entries[Int(first)]
-        if step == 1 || entry.edgeCount == 0 { return UInt64(entry.edgeStart) }
-        return edges[Int(entry.edgeStart)].ax.bitPattern
+        guard Int(first) < records.count else { return 0 }
+        let header = records[Int(first)]
+        if step == 1 || header.edgeCount == 0 || Int(first) + 1 >= records.count { return header.by.bitPattern }
+        return records[Int(first) + 1].ax.bitPattern
     }
 }

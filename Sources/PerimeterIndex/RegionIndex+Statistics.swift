@@ -23,18 +23,25 @@ extension RegionIndex {
     /// Size figures of the index.
     /// - Complexity: O(number of entries).
     public var statistics: Statistics {
-        Statistics(cellSide: grid.side, columns: grid.columns, rows: grid.rows, entries: entries.count,
-                   fullCellEntries: entries.reduce(0) { $0 + ($1.edgeCount == 0 && $1.flags == CellEntry.insideFlag ? 1 : 0) },
-                   edgeCopies: edges.count, alwaysTestedRegions: alwaysTested.count,
-                   estimatedMemoryBytes: estimatedMemoryBytes)
+        var entries = 0, full = 0, edgeCopies = 0
+        var i = 0
+        while i < records.count {
+            let header = records[i]
+            entries += 1
+            edgeCopies += header.edgeCount
+            if header.edgeCount == 0 && header.flags == CellEntry.insideFlag { full += 1 }
+            i += 1 + header.edgeCount
+        }
+        return Statistics(cellSide: grid.side, columns: grid.columns, rows: grid.rows, entries: entries,
+                          fullCellEntries: full, edgeCopies: edgeCopies, alwaysTestedRegions: alwaysTested.count,
+                          estimatedMemoryBytes: estimatedMemoryBytes)
     }
 
-    /// Bytes held by the index's tables: cell offsets, entries, edge records and region lists.
+    /// Bytes held by the index's tables: cell offsets, records (entry headers and edges) and region lists.
     /// - Complexity: O(1).
     public var estimatedMemoryBytes: Int {
         cellStart.capacity * MemoryLayout<UInt32>.stride
-            + entries.capacity * MemoryLayout<CellEntry>.stride
-            + edges.capacity * MemoryLayout<EdgeRecord>.stride
+            + records.capacity * MemoryLayout<EdgeRecord>.stride
             + (alwaysTested.capacity + seamCandidates.capacity) * MemoryLayout<Int32>.stride
     }
 }

@@ -15,12 +15,11 @@ public struct RegionIndex: Sendable {
     let regions: [Region]
     /// The grid geometry.
     let grid: GridLayout
-    /// `cellStart[c] ..< cellStart[c + 1]` are cell `c`'s entries (row-major cell numbers).
+    /// `cellStart[c] ..< cellStart[c + 1]` are cell `c`'s records (row-major cell numbers).
     let cellStart: [UInt32]
-    /// Entries of all cells, grouped by cell, ascending region number within a cell.
-    let entries: [CellEntry]
-    /// Edge records referenced by entries.
-    let edges: [EdgeRecord]
+    /// The cells' entries, grouped by cell, ascending region number within a cell: each entry a header
+    /// record (``EdgeRecord/header(region:flags:edgeCount:reference:bound:)``) followed by its edges.
+    let records: [EdgeRecord]
     /// Regions tested with `Region.contains` on every query (malformed input the grid cannot
     /// reason about), ascending.
     let alwaysTested: [Int32]
@@ -91,66 +90,72 @@ public struct RegionIndex: Sendable {
         let cell = row * grid.columns + column
         let first = Int(cellStart[cell]), end = Int(cellStart[cell + 1])
         guard first < end else { return }
-        let centerX = grid.centerX(column), centerY = grid.centerY(row)
-        entries.withUnsafeBufferPointer { entries in
-            edges.withUnsafeBufferPointer { edges in
-                var i = first
-                while i < end {
-                    let region = entries[i].region
-                    var hit = false
-                    var needsExact = false
-                    repeat {
-                        let entry = entries[i]
-                        i += 1
-                        if hit { continue }
-                        if entry.flags & CellEntry.exactFlag != 0 { needsExact = true }
-                        if entry.edgeCount == 0 {
-                            hit = entry.flags & CellEntry.insideFlag != 0
-                        } else {
-                            hit = Self.parity(entry, edges, centerX, centerY, point.longitude, point.latitude)
-                        }
-                    } while i < end && entries[i].region == region
-                    if hit || (needsExact && regions[Int(region)].contains(point)) { result.append(region) }
-                }
+        let qx = point.longitude, qy = point.latitude
+        records.withUnsafeBufferPointer { records in
+            var i = first
+            var header = records[i]
+            while true {
+                // The entries of one region (a multipolygon's parts, wrapped copies, buffer zones) are
+                // consecutive: the region is in when any of them says so.
+                let region = header.region
+                var hit = false
+                var needsExact = false
+                repeat {
+                    let flags = header.flags
+                    let edgesStart = i + 1
+                    i = edgesStart + header.edgeCount
+                    if !hit {
+                        if flags & CellEntry.exactFlag != 0 { needsExact = true }
+                        hit = edgesStart == i
+                            ? flags & CellEntry.insideFlag != 0
+                            : Self.parity(header, records, edgesStart, i, qx, qy)
+                    }
+                    if i >= end { break }
+                    header = records[i]
+                } while header.region == region
+                if hit || (needsExact && regions[Int(region)].contains(point)) { result.append(region) }
+                if i >= end { return }
             }
         }
     }
 
-    /// Whether the point is inside the entry's polygon: on one of its edges, or an odd number of
-    /// exact crossings away from the reference point's parity.
+    /// Whether the point is inside the polygon of the entry whose header is `header` and whose edges are
+    /// `records[start ..< end]`: on one of its edges, or an odd number of exact crossings away from the
+    /// reference point's parity.
     ///
     /// The crossing rule treats vertices on the line through the reference point and the query as
     /// lying on its right (a consistent symbolic shift of that line), so every crossing is counted
-    /// once; see docs/fence-index.md.
+    /// once; see docs/fence-index.md. The orientation of each edge end against that line is first read
+    /// from one unfiltered determinant compared with the entry's static bound
+    /// (``IndexBuilder/orientationBound(side:reach:)``); only a determinant within the bound asks the
+    /// exact predicate, so every sign is exact.
     @inline(__always)
-    static func parity(_ entry: CellEntry, _ edges: UnsafeBufferPointer<EdgeRecord>,
-                       _ centerX: Double, _ centerY: Double, _ qx: Double, _ qy: Double) -> Bool {
-        var k = Int(entry.edgeStart)
-        let end = k + Int(entry.edgeCount)
-        var cx = centerX, cy = centerY
-        if entry.flags & CellEntry.shiftedReferenceFlag != 0 {
-            cx = edges[k].ax
-            cy = edges[k].ay
-            k += 1
-        }
-        var inside = entry.flags & CellEntry.insideFlag != 0
-        let c = Coordinate(latitude: cy, longitude: cx)
-        let q = Coordinate(latitude: qy, longitude: qx)
+    static func parity(_ header: EdgeRecord, _ records: UnsafeBufferPointer<EdgeRecord>, _ start: Int, _ end: Int,
+                       _ qx: Double, _ qy: Double) -> Bool {
+        let cx = header.ax, cy = header.ay, bound = header.bx
+        var inside = header.flags & CellEntry.insideFlag != 0
+        let dqx = qx - cx, dqy = qy - cy
         // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
         // segment (nor its infinitesimally shifted copy) nor hold q: four comparisons reject most
         // edges of a cell before any orientation test.
         let minX = Swift.min(cx, qx), maxX = Swift.max(cx, qx)
         let minY = Swift.min(cy, qy), maxY = Swift.max(cy, qy)
+        var k = start
         while k < end {
-            let e = edges[k]
+            let e = records[k]
             k += 1
             if (e.ax < minX && e.bx < minX) || (e.ax > maxX && e.bx > maxX)
                 || (e.ay < minY && e.by < minY) || (e.ay > maxY && e.by > maxY) { continue }
+            let d1 = dqx * (e.ay - cy) - dqy * (e.ax - cx)
+            let d2 = dqx * (e.by - cy) - dqy * (e.bx - cx)
+            // Both strictly on one side of the line c–q: neither crossed nor touching q.
+            if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
+            let c = Coordinate(latitude: cy, longitude: cx)
+            let q = Coordinate(latitude: qy, longitude: qx)
             let a = Coordinate(latitude: e.ay, longitude: e.ax)
             let b = Coordinate(latitude: e.by, longitude: e.bx)
-            let o1 = Planar.orientation(c, q, a)
-            let o2 = Planar.orientation(c, q, b)
-            // Both strictly on one side of the line c–q: neither crossed nor touching q.
+            let o1 = d1 > bound ? 1 : d1 < -bound ? -1 : Planar.orientation(c, q, a)
+            let o2 = d2 > bound ? 1 : d2 < -bound ? -1 : Planar.orientation(c, q, b)
             if (o1 > 0 && o2 > 0) || (o1 < 0 && o2 < 0) { continue }
             let o4 = Planar.orientation(a, b, q)
             if o4 == 0 && qx >= Swift.min(e.ax, e.bx) && qx <= Swift.max(e.ax, e.bx)

@@ -22,8 +22,7 @@ import Testing
 
     static func layout(_ index: RegionIndex) -> [String] {
         var lines = ["cells \(index.cellStart)"]
-        for e in index.entries { lines.append("entry \(e.region) \(e.flags) \(e.edgeStart) \(e.edgeCount)") }
-        for e in index.edges { lines.append("edge \(e.ax) \(e.ay) \(e.bx) \(e.by)") }
+        for e in index.records { lines.append("record \(e.ax) \(e.ay) \(e.bx) \(e.by.bitPattern)") }
         return lines
     }
 
@@ -33,7 +32,7 @@ import Testing
         for side in [0.004, 0.03] as [Double?] + [nil] {
             let one = RegionIndex(regions: regions, forcedCellSide: side, threads: 1)
             let expected = Self.layout(one)
-            #expect(one.entries.count > 300)
+            #expect(one.statistics.entries > 300)
             for threads in [2, 3] {
                 let several = RegionIndex(regions: regions, forcedCellSide: side, threads: threads)
                 #expect(several.alwaysTested == one.alwaysTested)
