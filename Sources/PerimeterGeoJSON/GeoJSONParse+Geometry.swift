@@ -192,6 +192,8 @@ extension GeoJSONParse {
             } while try s.separator(close: UInt8(ascii: "]"), in: "array")
         }
         guard ok else { return nil }
+        // Capacity 0 would write into the empty-array storage all threads share (see IndexBuilder).
+        guard !scratch.isEmpty else { return [] }
         return scratch.withUnsafeBufferPointer { source in
             [GeoJSON.Position](unsafeUninitializedCapacity: source.count) { target, initialized in
                 initialized = target.initialize(from: source).1

@@ -311,7 +311,10 @@ struct IndexBuilder {
         for c in 0..<cellCount { start[c + 1] += start[c] }
         let total = Int(start[cellCount])
         var cursor = start
-        let records = [EdgeRecord](unsafeUninitializedCapacity: total) { target, count in
+        // Never with capacity 0: the standard library then writes the count into the one empty-array
+        // storage every thread shares (ThreadSanitizer reports that write when two indexes of no
+        // edges are built at once).
+        let records = total == 0 ? [] : [EdgeRecord](unsafeUninitializedCapacity: total) { target, count in
             guard let target = target.baseAddress else { count = 0; return }
             cursor.withUnsafeMutableBufferPointer { cursor in
                 for part in all {
