@@ -11,14 +11,16 @@ final class LoadConnection {
     private var buffer: [UInt8] = []
     private var scratch = [UInt8](repeating: 0, count: 65_536)
 
-    /// Connects to 127.0.0.1:`port`; `nil` when the server cannot be reached. A response that takes
-    /// more than 30 s counts as a failed read, so a stuck server fails the benchmark instead of hanging it.
-    init?(port: UInt16) {
+    /// Connects to 127.0.0.1:`port`; `nil` when the server cannot be reached. A read that waits more
+    /// than `timeout` seconds (at least one; 30 by default) fails, so a stuck server fails the benchmark
+    /// instead of hanging it; a request that is slow by nature (a large import on a loaded machine)
+    /// gives a longer one.
+    init?(port: UInt16, timeout: Int = 30) {
         guard let fd = try? SSEClients.connect(port: port) else { return nil }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var limit = timeval(tv_sec: max(1, timeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         descriptor = fd
     }
 

@@ -249,17 +249,64 @@ enum RingValidation {
                     }
                     return lo
                 }
-                for event in events {
+                /// Whether `edge` belongs at `j` in `order`: the edge below is south of it and the one
+                /// above is not — where the binary search would put it, in an order that is consistent
+                /// (as it is until the sweep passes a meeting of edges, which it finds first).
+                @inline(__always) func fits(_ edge: Int, at j: Int) -> Bool {
+                    (j == 0 || isSouth(Int(order[j - 1]), of: edge) == true)
+                        && (j == order.count || isSouth(Int(order[j]), of: edge) == false)
+                }
+                // The two events of a vertex come one after the other (same point), and the second edge
+                // is beside the first in the order: `near` is where the first was, for the second to look
+                // there before searching. At a vertex the ring passes through (one edge leaves, the next
+                // meets it: most vertices), the next edge takes the leaving one's place when it fits there,
+                // without a search, a removal or an insertion. Its new neighbours are tested as after an
+                // insertion; the two edges around it do not become neighbours, so they need no test.
+                var near = -1
+                var e = 0
+                while e < events.count {
+                    let event = events[e]
+                    let samePoint = e > 0 && sorted[e].x == sorted[e - 1].x && sorted[e].y == sorted[e - 1].y
+                    if !samePoint { near = -1 }
+                    e += 1
                     let edge = Int(event >> 1)
                     if event & 1 == 0 {
-                        guard let k = position(of: edge) else { return false }
+                        let k: Int
+                        if near >= 0, near <= order.count, fits(edge, at: near) {
+                            k = near
+                        } else if near >= 0, near < order.count, fits(edge, at: near + 1) {
+                            k = near + 1
+                        } else {
+                            guard let found = position(of: edge) else { return false }
+                            k = found
+                        }
                         order.insert(Int32(edge), at: k)
                         if k > 0, touch(Int(order[k - 1]), edge) { return false }
                         if k + 1 < order.count, touch(edge, Int(order[k + 1])) { return false }
+                        near = k
                     } else {
-                        guard let k = position(of: edge), k < order.count, Int(order[k]) == edge else { return false }
-                        order.remove(at: k)
-                        if k > 0, k < order.count, touch(Int(order[k - 1]), Int(order[k])) { return false }
+                        let k: Int
+                        if near >= 0, near < order.count, Int(order[near]) == edge {
+                            k = near
+                        } else if near > 0, near - 1 < order.count, Int(order[near - 1]) == edge {
+                            k = near - 1
+                        } else {
+                            guard let found = position(of: edge), found < order.count, Int(order[found]) == edge else { return false }
+                            k = found
+                        }
+                        if e < events.count, events[e] & 1 == 0, case let next = Int(events[e] >> 1),
+                           adjacent(edge, next), low[next] == high[edge],
+                           k == 0 || isSouth(Int(order[k - 1]), of: next) == true,
+                           k + 1 == order.count || isSouth(Int(order[k + 1]), of: next) == false {
+                            order[k] = Int32(next)
+                            e += 1
+                            if k > 0, touch(Int(order[k - 1]), next) { return false }
+                            if k + 1 < order.count, touch(next, Int(order[k + 1])) { return false }
+                        } else {
+                            order.remove(at: k)
+                            if k > 0, k < order.count, touch(Int(order[k - 1]), Int(order[k])) { return false }
+                        }
+                        near = k
                     }
                 }
                 return true

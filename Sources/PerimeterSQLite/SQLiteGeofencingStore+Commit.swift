@@ -6,13 +6,22 @@ import PerimeterService
 extension SQLiteGeofencingStore {
     /// Writes `changes` in one transaction; on any error it is rolled back and nothing is changed.
     ///
+    /// A commit with ``bulkCommitBytes`` of fence text or more (an import) is a bulk commit
+    /// (`inBulkTransaction`): the same guarantees, written for megabytes of new rows.
     /// - Complexity: O(rows written · log n); statements are prepared once and cached.
     public func commit(_ changes: StoreChanges) throws {
         guard !changes.isEmpty else { return }
+        let bulk = Self.fenceTextBytes(changes) >= Self.bulkCommitBytes
         try owner.withConnection("committing to") { connection throws in
             if !connection.remembers { connection.forget() }
+            // A bulk commit that could not switch back: try again (its commits stay synced meanwhile).
+            if connection.outsideWriteAheadLog { try? restoreWriteAheadLog(&connection) }
             do {
-                try connection.db.inTransaction { try Self.write(changes, into: &connection) }
+                if bulk {
+                    try inBulkTransaction(&connection) { connection in try Self.write(changes, into: &connection) }
+                } else {
+                    try connection.db.inTransaction { try Self.write(changes, into: &connection) }
+                }
             } catch {
                 connection.forget()
                 throw error

@@ -13,6 +13,10 @@ extension SQLiteGeofencingStore {
         var lastEventSequence: Int64?
         /// Whether `device_option` may have rows (`false`: known empty), when known.
         var optionRows: Bool?
+        /// Whether a bulk commit left the connection under a rollback journal (with `synchronous =
+        /// FULL`) because it could not return to write-ahead logging; not a remembered value: it
+        /// describes this connection, not the file.
+        var outsideWriteAheadLog = false
 
         /// Forgets every remembered value.
         mutating func forget() {

@@ -10,6 +10,8 @@ import Synchronization
 /// Durability: a commit that returned survives the process being killed (`kill -9`) with either
 /// ``Synchronous`` setting; with ``Synchronous/full`` it also survives a power loss or OS crash. With
 /// ``Synchronous/normal`` (the default) an OS crash may roll back the last commits, never corrupt.
+/// A bulk commit (megabytes of fences, an import) in an exclusive store runs under a rollback journal
+/// with ``Synchronous/full`` instead, for speed; its guarantees are the same or stronger (``commit(_:)``).
 /// See docs/service.md for the schema.
 public final class SQLiteGeofencingStore: GeofencingStore {
     /// How hard SQLite works to make a commit durable (`PRAGMA synchronous`).
@@ -25,6 +27,8 @@ public final class SQLiteGeofencingStore: GeofencingStore {
     public let path: String
     /// Whether other connections may open the file while this store is open.
     public let lockingMode: LockingMode
+    /// How hard commits work to be durable.
+    public let synchronous: Synchronous
 
     /// Opens the store at `path`, creating it when the file does not exist or is empty.
     ///
@@ -51,6 +55,7 @@ public final class SQLiteGeofencingStore: GeofencingStore {
         }
         self.path = path
         self.lockingMode = lockingMode
+        self.synchronous = synchronous
         owner = try DatabaseOwner(path: path, description: "the database", prepare: { database in
             try Self.prepare(database, path: path, synchronous: synchronous, verifyIntegrity: verifyIntegrity,
                              lockingMode: lockingMode, checkpointPages: checkpointPages)
