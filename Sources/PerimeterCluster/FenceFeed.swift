@@ -76,6 +76,8 @@ public final class FenceFeed: @unchecked Sendable {
     private var quietSince = ContinuousClock.now
     private var received: UInt64 = 0
     private var reopenCount = 0
+    /// ``close()`` was called: nothing is read or reopened any more.
+    private var closed = false
     /// The changes kept, in revision order, with their keys.
     private var log: [(revision: UInt64, key: String, change: Change)] = []
     /// Each key's newest revision in ``log``.
@@ -132,9 +134,12 @@ public final class FenceFeed: @unchecked Sendable {
     }
 
     /// Stops reading: the consumer is closed off this thread (``PendingConsumer/closeInBackground(_:_:)``),
-    /// and one being created is abandoned. Idempotent.
+    /// and one being created is abandoned; a reader waiting for a revision gets an error at once.
+    /// Idempotent.
     public func close() {
         lock.withLock {
+            guard !closed else { return }
+            closed = true
             reopening?.cancel()
             reopening = nil
             PendingConsumer.closeInBackground(changes) { $0.close() }
@@ -154,6 +159,7 @@ public final class FenceFeed: @unchecked Sendable {
     }
 
     private func pollLocked(wait: Duration) {
+        guard !closed else { return }
         if let next = reopening?.take() {
             reopening = nil
             PendingConsumer.closeInBackground(changes) { $0.close() }
@@ -209,12 +215,16 @@ public final class FenceFeed: @unchecked Sendable {
     private func changes(for reader: Reader, through revision: UInt64, timeout: Duration) throws(NATSError) -> [Change] {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let (have, taken) = lock.withLock { () -> (UInt64, [Change]?) in
+            let (have, taken) = lock.withLock { () -> (UInt64?, [Change]?) in
                 pollLocked(wait: .zero)
-                guard received >= revision else { return (received, nil) }
+                guard received >= revision else { return (closed ? nil : received, nil) }
                 return (received, log.filter { $0.revision > reader.revision && $0.revision <= revision }.map(\.change))
             }
             if let taken { return taken }
+            guard let have else {
+                throw NATSError(operation: "fence feed of \(bucket.name)", status: 0,
+                                statusText: "closed", jetStreamCode: 0, text: "the feed was closed before revision \(revision) came")
+            }
             guard deadline > .now else {
                 throw NATSError.timeout("fence feed of \(bucket.name)", "revision \(revision) not received within \(timeout) (received \(have))")
             }

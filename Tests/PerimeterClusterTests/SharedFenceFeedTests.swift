@@ -120,6 +120,13 @@ struct FenceFeedReaderTests {
                 try check(error.reason == .timeout, "a timeout naming the revision: \(error)")
             }
             feed.close()
+            let closing = ContinuousClock.now
+            do {
+                _ = try late.take(through: removed + 5, timeout: .seconds(5))
+                throw Failed("a closed feed is waited on")
+            } catch let error as NATSError {
+                try check(error.reason != .timeout && ContinuousClock.now - closing < .seconds(1), "a closed feed answers at once: \(error)")
+            }
         }
     }
 }
