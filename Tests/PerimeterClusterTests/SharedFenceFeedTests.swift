@@ -26,9 +26,9 @@ struct SharedFenceFeedTests {
             worker.start()
             defer { worker.stop(releasing: true) }
             try check(waitUntil(seconds: 20) { worker.ownedPartitions == Array(0..<partitions) }, "all partitions taken: \(worker.ownedPartitions)")
-            try check(worker.fenceFeed?.consumersCreated == 1, "one consumer created: \(worker.fenceFeed?.consumersCreated ?? 0)")
             let consumers = try js.streamState(fenceStream).consumers
             try check(consumers == 1, "one consumer on the fences stream: \(consumers)")
+            try check(worker.fenceFeed?.consumersCreated == 1, "one consumer created: \(worker.fenceFeed?.consumersCreated ?? 0)")
 
             // The fences are written while the partitions run.
             var fenceRevision: UInt64 = 0
