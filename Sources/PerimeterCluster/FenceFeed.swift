@@ -76,6 +76,8 @@ public final class FenceFeed: @unchecked Sendable {
     private var quietSince = ContinuousClock.now
     private var received: UInt64 = 0
     private var reopenCount = 0
+    /// When the last fetch ended.
+    private var lastPoll: ContinuousClock.Instant?
     /// ``close()`` was called: nothing is read or reopened any more.
     private var closed = false
     /// The changes kept, in revision order, with their keys.
@@ -152,14 +154,23 @@ public final class FenceFeed: @unchecked Sendable {
     /// Reads what has arrived, waiting at most `wait` for the first change (zero: only what is there
     /// now; a change written a moment ago may come with the next poll). A failed fetch is not an error
     /// here: the feed opens a new consumer and receives nothing until it is there.
+    ///
+    /// A poll without a wait within ``sharedPollInterval`` of the last one reads nothing: the partitions
+    /// of a worker tick one after another in one round, and each tick polls; one fetch serves them all
+    /// (a tick may record a revision received up to that long ago, which every replay applies alike).
     public func poll(wait: Duration = .zero) throws(NATSError) {
         lock.lock()
         defer { lock.unlock() }
+        if wait == .zero, let lastPoll, ContinuousClock.now - lastPoll < FenceFeed.sharedPollInterval { return }
         pollLocked(wait: wait)
     }
 
+    /// How long a poll without a wait serves the next ones (see ``poll(wait:)``).
+    public static let sharedPollInterval = Duration.milliseconds(50)
+
     private func pollLocked(wait: Duration) {
         guard !closed else { return }
+        defer { lastPoll = .now }
         if let next = reopening?.take() {
             reopening = nil
             PendingConsumer.closeInBackground(changes) { $0.close() }
