@@ -160,6 +160,10 @@ public final class ClusterWorker: @unchecked Sendable {
     private let leases: KeyValueBucket
     private let snapshots: SnapshotStore
     private let fenceBucket: KeyValueBucket?
+    /// The one fence feed of the worker, shared by its partitions (each through a reader of its own);
+    /// opened by the first partition taken, closed by ``stop(releasing:)``.
+    private var sharedFeed: FenceFeed?
+    private let sharedFeedLock = NSLock()
     private let clock: @Sendable () -> Date
     private let membership: WorkerMembership
     private let renewer: LeaseRenewer
@@ -232,6 +236,24 @@ public final class ClusterWorker: @unchecked Sendable {
 
     /// Partitions handed over to another worker so far.
     public var handedOver: Int { state.withLock { $0.handedOver } }
+
+    /// The fence feed its partitions share (`nil` before a partition was taken, after a stop, or without
+    /// a fences bucket): one consumer on the fences bucket per worker, however many partitions it owns.
+    public var fenceFeed: FenceFeed? { sharedFeedLock.withLock { sharedFeed } }
+
+    /// The shared fence feed, opened now when there is none (a partition being taken waits here while
+    /// another opens it). - Throws: when its first consumer cannot be created; the next call tries again.
+    private func openFenceFeed() throws -> FenceFeed? {
+        guard let fenceBucket else { return nil }
+        sharedFeedLock.lock()
+        defer { sharedFeedLock.unlock() }
+        if let sharedFeed { return sharedFeed }
+        var feedTrace: (@Sendable (String) -> Void)?
+        if let trace = configuration.trace { feedTrace = { line in trace("worker: \(line)") } }
+        let feed = try FenceFeed(bucket: fenceBucket, trace: feedTrace)
+        sharedFeed = feed
+        return feed
+    }
 
     /// Statistics of the partitions it owns now, as of the end of their last round.
     public var statistics: [Int: PartitionWorker.Statistics] {
@@ -337,7 +359,7 @@ public final class ClusterWorker: @unchecked Sendable {
         do {
             let worker = try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
                                                     configuration: configuration.engine, fences: configuration.fences,
-                                                    fenceBucket: fenceBucket, trace: configuration.trace,
+                                                    fenceFeed: try openFenceFeed(), trace: configuration.trace,
                                                     warning: configuration.warning)
             state.withLock { $0.owned[partition] = Owned(worker: worker, lastTick: owned.lastTick, recordsSinceSnapshot: 0) }
         } catch {
@@ -403,6 +425,11 @@ public final class ClusterWorker: @unchecked Sendable {
         for partition in owned {
             if releasing { _ = try? partition.worker.saveSnapshot(to: snapshots) }
             partition.worker.stop(releasing: releasing)
+        }
+        // A resume still under way keeps its reader; the feed it reads is closed, so it fails and lets go.
+        sharedFeedLock.withLock {
+            sharedFeed?.close()
+            sharedFeed = nil
         }
         trace("stop: the round under way ended after \(ClusterWorker.format(roundEnded - stopping)), "
               + "\(releasing ? "snapshots and releases" : "abandoning") \(owned.count) partitions took \(ClusterWorker.format(ContinuousClock.now - roundEnded))")
@@ -471,12 +498,12 @@ public final class ClusterWorker: @unchecked Sendable {
             renewer.add(lease)
             state.withLock { $0.taking[partition] = taking }
             count += 1
-            let (jetStream, layout, snapshots, fenceBucket, configuration) = (jetStream, layout, snapshots, fenceBucket, configuration)
-            let thread = Thread {
+            let (jetStream, layout, snapshots, configuration) = (jetStream, layout, snapshots, configuration)
+            let thread = Thread { [self] in
                 taking.finish(Result {
                     try PartitionWorker.resume(jetStream: jetStream, layout: layout, lease: lease, snapshots: snapshots,
                                                configuration: configuration.engine, fences: configuration.fences,
-                                               fenceBucket: fenceBucket, trace: configuration.trace, warning: configuration.warning)
+                                               fenceFeed: try openFenceFeed(), trace: configuration.trace, warning: configuration.warning)
                 })
             }
             thread.name = "perimeter take partition \(partition)"

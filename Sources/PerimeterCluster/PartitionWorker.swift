@@ -70,7 +70,7 @@ public final class PartitionWorker: @unchecked Sendable {
     /// Whether the engine holds exactly the input up to ``inputSequence`` with its events published:
     /// `false` after a step that failed between fetching and publishing (the engine is ahead). Such a
     /// worker cannot continue from where it is; its owner builds a new one from the latest snapshot
-    /// (``resume(jetStream:layout:lease:snapshots:configuration:fences:fenceBucket:)``), whose replay
+    /// (``resume(jetStream:layout:lease:snapshots:configuration:fences:fenceBucket:fenceFeed:trace:warning:)``), whose replay
     /// publishes the missing events.
     public private(set) var isConsistent = true
     /// The last fence revision applied (0: none from the fences bucket).
@@ -90,7 +90,9 @@ public final class PartitionWorker: @unchecked Sendable {
     private var consumer: PullConsumer
     /// The input consumer that replaces ``consumer``, being created off the caller's thread.
     private var reopening: PendingConsumer<PullConsumer>?
-    private let fences: FenceFeed?
+    private let fences: FenceFeed.Reader?
+    /// Whether ``stop(releasing:)`` closes the feed (one ``resume(jetStream:layout:lease:snapshots:configuration:fences:fenceBucket:fenceFeed:trace:warning:)`` opened for this worker alone).
+    var closesFenceFeed = false
     private let trace: (@Sendable (String) -> Void)?
     private let warning: (@Sendable (String) -> Void)?
     private var lastEventSequence: UInt64
@@ -98,18 +100,29 @@ public final class PartitionWorker: @unchecked Sendable {
 
     /// A worker for `lease`'s partition that continues `engine` from input sequence `startSequence`
     /// (1: from the beginning; a snapshot's covered sequence + 1 after a restore). With `fences`, the
-    /// fence set follows the fences bucket at the points the ticks record; `engine` then holds the
-    /// fences as of the start (none, from the beginning). `trace` gets a line for each input consumer
-    /// that failed to open and for its success after failures; `warning` a line when input it needs
-    /// has aged out of the stream (``checkRetainedInput()``, checked here and at each snapshot).
+    /// fence set follows the fences bucket at the points the ticks record, read through a reader of its
+    /// own from `fenceRevision` (the feed may serve other partitions too; the caller closes it); `engine`
+    /// then holds the fences as of `fenceRevision` (none, from the beginning). `trace` gets a line for
+    /// each input consumer that failed to open and for its success after failures; `warning` a line when
+    /// input it needs has aged out of the stream (``checkRetainedInput()``, checked here and at each snapshot).
+    public convenience init(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, engine: DetectionEngine,
+                            startSequence: UInt64 = 1, fences: FenceFeed? = nil, fenceRevision: UInt64 = 0,
+                            trace: (@Sendable (String) -> Void)? = nil, warning: (@Sendable (String) -> Void)? = nil) throws(NATSError) {
+        try self.init(jetStream: jetStream, layout: layout, lease: lease, engine: engine, startSequence: startSequence,
+                      fenceReader: fences?.reader(after: fenceRevision), fenceRevision: fenceRevision, trace: trace, warning: warning)
+    }
+
+    /// A worker as above whose fences follow `fenceReader` (its ``FenceFeed/Reader/revision`` is the
+    /// fence revision `engine` holds): the source of fence changes a ``ClusterWorker`` shares between
+    /// its partitions. Without a reader, `fenceRevision` is the revision its snapshots record.
     public init(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, engine: DetectionEngine,
-                startSequence: UInt64 = 1, fences: FenceFeed? = nil, fenceRevision: UInt64 = 0,
+                startSequence: UInt64 = 1, fenceReader: FenceFeed.Reader?, fenceRevision: UInt64 = 0,
                 trace: (@Sendable (String) -> Void)? = nil, warning: (@Sendable (String) -> Void)? = nil) throws(NATSError) {
         self.jetStream = jetStream
         self.trace = trace
         self.warning = warning
-        self.fences = fences
-        self.fenceRevision = fenceRevision
+        self.fences = fenceReader
+        self.fenceRevision = fenceReader?.revision ?? fenceRevision
         self.layout = layout
         self.lease = lease
         self.engine = engine
@@ -250,7 +263,7 @@ public final class PartitionWorker: @unchecked Sendable {
             reopening?.cancel()
             reopening = nil
             PendingConsumer.closeInBackground(consumer) { $0.close() }
-            fences?.close()
+            if closesFenceFeed { fences?.feed.close() }
         }
         if releasing { try? lease.release() }
     }
@@ -270,8 +283,8 @@ public final class PartitionWorker: @unchecked Sendable {
         case .lapsed: return true   // no tick until a renewal decides
         case .held: break
         }
-        try fences?.poll()
-        let tick = InputRecord.tick(partition: partition, time: time, holding: holding.sorted(), fenceRevision: fences?.receivedRevision ?? 0)
+        try fences?.feed.poll()
+        let tick = InputRecord.tick(partition: partition, time: time, holding: holding.sorted(), fenceRevision: fences?.feed.receivedRevision ?? 0)
         var message = tick.message(in: layout)
         while true {
             message.options.expectedLastSubjectSequence = lastTickSequence
@@ -335,32 +348,47 @@ public final class PartitionWorker: @unchecked Sendable {
     }
 
     /// A worker that continues `partition` from its latest snapshot in `snapshots` (or from the start
-    /// when there is none): the engine gets the fences (from `fenceBucket` up to the snapshot's fence
-    /// revision, with a feed that goes on from there; or the fixed `fences`), then the snapshot's
-    /// devices, and reads the input from the sequence after the snapshot's.
-    /// `trace` gets the lines of the input consumer's and the fence feed's reopens, `warning` a line when
-    /// the input after the snapshot has aged out of the stream (``checkRetainedInput()``).
+    /// when there is none): the engine gets the fences (from the fences bucket up to the snapshot's fence
+    /// revision, read on from there; or the fixed `fences`), then the snapshot's devices, and reads the
+    /// input from the sequence after the snapshot's. The fences are read from `fenceFeed` (shared with
+    /// other partitions, left open) or, without it, from a feed of its own on `fenceBucket` (closed when
+    /// the worker stops). `trace` gets the lines of the input consumer's and its own fence feed's
+    /// reopens, `warning` a line when the input after the snapshot has aged out of the stream
+    /// (``checkRetainedInput()``).
     public static func resume(jetStream: JetStream, layout: ClusterLayout, lease: PartitionLease, snapshots: SnapshotStore,
                               configuration: DetectionEngine.Configuration = DetectionEngine.Configuration(),
-                              fences: [Fence] = [], fenceBucket: KeyValueBucket? = nil,
+                              fences: [Fence] = [], fenceBucket: KeyValueBucket? = nil, fenceFeed: FenceFeed? = nil,
                               trace: (@Sendable (String) -> Void)? = nil,
                               warning: (@Sendable (String) -> Void)? = nil) throws -> PartitionWorker {
         let latest = try snapshots.latest(lease.partition)?.snapshot
         var engine = DetectionEngine(fences: fences, configuration: configuration)
-        var feed: FenceFeed?
-        if let fenceBucket {
+        var feed = fenceFeed
+        var ownFeed = false
+        if feed == nil, let fenceBucket {
             let partition = lease.partition
             var feedTrace: (@Sendable (String) -> Void)?
             if let trace { feedTrace = { line in trace("partition \(partition): \(line)") } }
             feed = try FenceFeed(bucket: fenceBucket, trace: feedTrace)
-            if let latest, latest.fenceRevision > 0 {
-                FenceFeed.apply(try feed!.take(through: latest.fenceRevision), to: &engine)
-            }
+            ownFeed = true
         }
-        if let latest { try latest.restore(into: &engine) }
-        return try PartitionWorker(jetStream: jetStream, layout: layout, lease: lease, engine: engine,
-                                   startSequence: (latest?.inputSequence ?? 0) + 1, fences: feed,
-                                   fenceRevision: latest?.fenceRevision ?? 0, trace: trace, warning: warning)
+        // From revision 0: the engine starts without the bucket's fences. The reader is handed on, so
+        // the feed keeps every change after the snapshot's revision for this partition.
+        let reader = feed?.reader(after: 0)
+        do {
+            if let reader, let latest, latest.fenceRevision > 0 {
+                FenceFeed.apply(try reader.take(through: latest.fenceRevision), to: &engine)
+            }
+            if let latest { try latest.restore(into: &engine) }
+            let worker = try PartitionWorker(jetStream: jetStream, layout: layout, lease: lease, engine: engine,
+                                             startSequence: (latest?.inputSequence ?? 0) + 1, fenceReader: reader,
+                                             fenceRevision: latest?.fenceRevision ?? 0,
+                                             trace: trace, warning: warning)
+            worker.closesFenceFeed = ownFeed
+            return worker
+        } catch {
+            if ownFeed { feed?.close() }
+            throw error
+        }
     }
 
     private func stop() -> Step {
@@ -383,7 +411,7 @@ public final class PartitionWorker: @unchecked Sendable {
             heardAt[update.device] = Date()
         case .tick(_, let time, let holding, let fenceRevision):
             engine.advance(to: time, holding: Set(holding), into: &events)
-            if let fences, fenceRevision > self.fenceRevision {
+            if let fences, fenceRevision > fences.revision {
                 FenceFeed.apply(try fences.take(through: fenceRevision), to: &engine)
                 self.fenceRevision = fenceRevision
             }

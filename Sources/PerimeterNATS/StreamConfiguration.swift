@@ -87,11 +87,14 @@ public struct StreamState: Sendable, Equatable {
     public var firstSequence: UInt64
     /// The sequence of the newest message stored (0 when none was ever stored).
     public var lastSequence: UInt64
+    /// How many consumers read it now.
+    public var consumers: Int
 
     init(_ state: jsStreamState) {
         messages = state.Msgs
         firstSequence = state.FirstSeq
         lastSequence = state.LastSeq
+        consumers = Int(state.Consumers)
     }
 }
 
