@@ -38,6 +38,17 @@ struct Drive {
         return all.sorted { ($0.time, $0.device) < ($1.time, $1.device) }
     }
 
+    /// ``updates(devices:seed:)`` moved in time so that the drive starts now: for workers whose
+    /// partition clocks tick at the wall clock.
+    static func updatesStartingNow(devices: Int, seed: UInt64) -> [LocationUpdate] {
+        let shift = Date().timeIntervalSince1970 - 1_780_000_000
+        return updates(devices: devices, seed: seed).map {
+            var update = $0
+            update.time = $0.time.addingTimeInterval(shift)
+            return update
+        }
+    }
+
     /// What one process gives for the same updates.
     static func singleProcessEvents(_ updates: [LocationUpdate]) -> [GeofenceEvent] {
         var engine = DetectionEngine(fences: fences)

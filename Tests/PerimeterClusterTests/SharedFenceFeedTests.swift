@@ -42,12 +42,7 @@ struct SharedFenceFeedTests {
             }
             try check(carried, "every partition's ticks carry fence revision \(fenceRevision)")
 
-            let shift = Date().timeIntervalSince1970 - 1_780_000_000
-            let updates = Drive.updates(devices: 24, seed: 19).map {
-                var update = $0
-                update.time = $0.time.addingTimeInterval(shift)
-                return update
-            }
+            let updates = Drive.updatesStartingNow(devices: 24, seed: 19)
             let expected = try WorkerProcessTests.reference(updates)
             try publishInput(updates, js: js, layout: layout)
             try check(waitUntil(seconds: 20) { ((try? js.streamState(layout.eventStream).messages) ?? 0) >= UInt64(expected.count) },

@@ -157,12 +157,7 @@ struct WorkerProcessTests {
 
             // Data time starts now and the workers' L is 10 minutes: ticks (now - L) fall before every
             // update and fire nothing, so the engine without ticks is the reference.
-            let shift = Date().timeIntervalSince1970 - 1_780_000_000
-            let updates = Drive.updates(devices: 24, seed: 19).map {
-                var update = $0
-                update.time = $0.time.addingTimeInterval(shift)
-                return update
-            }
+            let updates = Drive.updatesStartingNow(devices: 24, seed: 19)
             let expected = try Self.reference(updates)
             try check(Set(expected.map(\.kind)).isSuperset(of: [.entry, .exit, .dwell]), "entries, exits and dwells")
             let arguments = ["--nats", server.url, "--partitions", "\(Self.partitions)", "--lease", "\(Int(Self.lease))", "--prefix", prefix,
@@ -288,12 +283,7 @@ extension WorkerProcessTests {
             let resources = opened!
             var fenceRevision: UInt64 = 0
             for (id, json) in Self.fenceFeatures { fenceRevision = try resources.fences.put(FenceFeed.key(of: FenceID(id)), json) }
-            let shift = Date().timeIntervalSince1970 - 1_780_000_000
-            let updates = Drive.updates(devices: 24, seed: 23).map {
-                var update = $0
-                update.time = $0.time.addingTimeInterval(shift)
-                return update
-            }
+            let updates = Drive.updatesStartingNow(devices: 24, seed: 23)
             let expected = try Self.reference(updates)
             let arguments = ["--nats", cluster.urls.joined(separator: ","), "--replicas", "3", "--partitions", "\(Self.partitions)",
                              "--lease", "\(lease)", "--prefix", prefix, "--lateness", "600"]
