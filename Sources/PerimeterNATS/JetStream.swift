@@ -39,11 +39,7 @@ public final class JetStream: @unchecked Sendable {
     @discardableResult
     public func addStream(_ configuration: StreamConfiguration) throws(NATSError) -> StreamState {
         try configuration.withC { (config) throws(NATSError) -> StreamState in
-            var info: UnsafeMutablePointer<jsStreamInfo>?
-            var code = jsErrCode(0)
-            try NATSError.check(js_AddStream(&info, context, config, nil, &code), "add stream \(configuration.name)", code: code)
-            defer { jsStreamInfo_Destroy(info) }
-            return StreamState(info!.pointee.State)
+            try streamInfo("add stream \(configuration.name)") { js_AddStream($0, context, config, nil, $1) } read: { StreamState($0.State) }
         }
     }
 
@@ -52,34 +48,24 @@ public final class JetStream: @unchecked Sendable {
     @discardableResult
     public func updateStream(_ configuration: StreamConfiguration) throws(NATSError) -> StreamState {
         try configuration.withC { (config) throws(NATSError) -> StreamState in
-            var info: UnsafeMutablePointer<jsStreamInfo>?
-            var code = jsErrCode(0)
-            try NATSError.check(js_UpdateStream(&info, context, config, nil, &code), "update stream \(configuration.name)", code: code)
-            defer { jsStreamInfo_Destroy(info) }
-            return StreamState(info!.pointee.State)
+            try streamInfo("update stream \(configuration.name)") { js_UpdateStream($0, context, config, nil, $1) } read: { StreamState($0.State) }
         }
     }
 
     /// The configuration the stream has on the server now.
     public func streamConfiguration(_ name: String) throws(NATSError) -> StreamConfiguration {
-        var info: UnsafeMutablePointer<jsStreamInfo>?
-        var code = jsErrCode(0)
-        try NATSError.check(js_GetStreamInfo(&info, context, name, nil, &code), "stream info \(name)", code: code)
-        defer { jsStreamInfo_Destroy(info) }
-        guard let config = info?.pointee.Config?.pointee else {
-            throw NATSError(operation: "stream info \(name)", status: 1, statusText: "Error", jetStreamCode: 0,
-                            text: "the answer holds no configuration")
+        try streamInfo("stream info \(name)") { js_GetStreamInfo($0, context, name, nil, $1) } read: { (info) throws(NATSError) in
+            guard let config = info.Config?.pointee else {
+                throw NATSError(operation: "stream info \(name)", status: 1, statusText: "Error", jetStreamCode: 0,
+                                text: "the answer holds no configuration")
+            }
+            return StreamConfiguration(config)
         }
-        return StreamConfiguration(config)
     }
 
     /// The stream's message count and sequences now.
     public func streamState(_ name: String) throws(NATSError) -> StreamState {
-        var info: UnsafeMutablePointer<jsStreamInfo>?
-        var code = jsErrCode(0)
-        try NATSError.check(js_GetStreamInfo(&info, context, name, nil, &code), "stream info \(name)", code: code)
-        defer { jsStreamInfo_Destroy(info) }
-        return StreamState(info!.pointee.State)
+        try streamInfo("stream info \(name)") { js_GetStreamInfo($0, context, name, nil, $1) } read: { StreamState($0.State) }
     }
 
     /// The subjects of `stream` that match `filter` (wildcards allowed) and hold messages now, with how
@@ -90,20 +76,33 @@ public final class JetStream: @unchecked Sendable {
         var options = jsOptions()
         try NATSError.check(jsOptions_Init(&options), "stream info \(stream): options")
         options.Wait = requestTimeout.milliseconds
+        return try streamInfo("subjects \(filter) of \(stream)") { info, code in
+            filter.withCString { cFilter in
+                options.Stream.Info.SubjectsFilter = cFilter
+                return js_GetStreamInfo(info, context, stream, &options, code)
+            }
+        } read: { info in
+            guard let list = info.State.Subjects?.pointee, let entries = list.List else { return [:] }
+            var subjects: [String: UInt64] = [:]
+            for entry in UnsafeBufferPointer(start: entries, count: Int(list.Count)) {
+                if let subject = entry.Subject { subjects[String(cString: subject)] = entry.Msgs }
+            }
+            return subjects
+        }
+    }
+
+    /// Calls `request`, a libnats call that answers with a stream's info, checks its status (`operation`
+    /// names it in the error) and gives the answer to `read` before freeing it.
+    private func streamInfo<Result>(
+        _ operation: String,
+        _ request: (UnsafeMutablePointer<UnsafeMutablePointer<jsStreamInfo>?>, UnsafeMutablePointer<jsErrCode>) -> natsStatus,
+        read: (jsStreamInfo) throws(NATSError) -> Result
+    ) throws(NATSError) -> Result {
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var code = jsErrCode(0)
-        let status = filter.withCString { cFilter in
-            options.Stream.Info.SubjectsFilter = cFilter
-            return js_GetStreamInfo(&info, context, stream, &options, &code)
-        }
-        try NATSError.check(status, "subjects \(filter) of \(stream)", code: code)
+        try NATSError.check(request(&info, &code), operation, code: code)
         defer { jsStreamInfo_Destroy(info) }
-        guard let list = info?.pointee.State.Subjects?.pointee, let entries = list.List else { return [:] }
-        var subjects: [String: UInt64] = [:]
-        for entry in UnsafeBufferPointer(start: entries, count: Int(list.Count)) {
-            if let subject = entry.Subject { subjects[String(cString: subject)] = entry.Msgs }
-        }
-        return subjects
+        return try read(info!.pointee)
     }
 
     /// Deletes a stream and its messages.
