@@ -38,7 +38,7 @@ public final class ClusterWorker: @unchecked Sendable {
         public var batchSize: Int
         /// How often each partition's clock ticks.
         public var tickInterval: Duration
-        /// Whether a partition whose step found no new input leaves out a tick that would change nothing
+        /// Whether a partition leaves out a tick that would change nothing
         /// (``PartitionWorker/tickUnlessIdle(to:holding:)``): a quiet partition then writes no ticks.
         public var leavesOutIdleTicks: Bool
         /// *L* of the live-service rules: a tick advances to now − L and holds the devices heard from
@@ -325,8 +325,7 @@ public final class ClusterWorker: @unchecked Sendable {
                 + Double(configuration.allowedLateness.components.attoseconds) / 1e18
             // Devices whose updates this worker applied within L are left to their own updates.
             let held = owned.worker.recentlyHeard(within: lateness, now: now)
-            // Only after a step that found nothing new: the tick would land right after what was applied.
-            let ticked = configuration.leavesOutIdleTicks && step == .idle
+            let ticked = configuration.leavesOutIdleTicks
                 ? try owned.worker.tickUnlessIdle(to: now.addingTimeInterval(-lateness), holding: held)
                 : try owned.worker.tick(to: now.addingTimeInterval(-lateness), holding: held)
             if !ticked {

@@ -337,7 +337,9 @@ struct IdleTickTests {
     }
 
     /// A quiet `ClusterWorker` over 8 partitions: with idle ticks left out it writes none, where a clock
-    /// that ticks always writes 4 a second per partition.
+    /// that ticks always writes 4 a second per partition. A dwell that falls due is fired by a tick (the
+    /// event dated when it fell due), and then the worker is quiet again: reading its own tick back does
+    /// not make it tick on.
     @Test func aQuietWorkerWritesNoTicks() async throws {
         try await offThePool {
             let js = try SharedServer.jetStream()
@@ -346,18 +348,40 @@ struct IdleTickTests {
                 let layout = ClusterLayout(prefix: "q\(UUID().uuidString.prefix(8).lowercased())", partitioning: DevicePartitioning(count: 8)!)
                 let resources = try ClusterResources.open(on: js, layout: layout, leaseDuration: .seconds(10))
                 let worker = ClusterWorker(jetStream: js, layout: layout, leases: resources.leases, snapshots: resources.snapshots,
-                                           fenceBucket: resources.fences,
                                            configuration: ClusterWorker.Configuration(id: "quiet", leaseDuration: .seconds(10),
+                                                                                      allowedLateness: .seconds(1), fences: Drive.fences,
                                                                                       leavesOutIdleTicks: leavingOut))
                 worker.start()
+                defer { worker.stop(releasing: true) }
+                let ticks = { () throws -> UInt64 in
+                    try js.subjects(of: layout.inputStream, matching: "\(layout.prefix).in.*.=tick").values.reduce(0, +)
+                }
                 let deadline = ContinuousClock.now + .seconds(20)
                 while worker.ownedPartitions.count < 8, ContinuousClock.now < deadline { usleep(50_000) }
                 try check(worker.ownedPartitions.count == 8, "the worker owns every partition")
-                let before = try js.subjects(of: layout.inputStream, matching: "\(layout.prefix).in.*.=tick").values.reduce(0, +)
+                let before = try ticks()
                 usleep(2_000_000)
-                let after = try js.subjects(of: layout.inputStream, matching: "\(layout.prefix).in.*.=tick").values.reduce(0, +)
-                worker.stop(releasing: true)
-                counts[leavingOut] = after - before
+                counts[leavingOut] = try ticks() - before
+                guard leavingOut else { break }
+
+                // A van enters the depot (dwell 30 s) 40 s ago and falls silent: its dwell is due.
+                let start = Date().addingTimeInterval(-40)
+                try publishInput([LocationUpdate(device: "van-1", time: start, latitude: 0, longitude: 0.005),
+                                  LocationUpdate(device: "van-1", time: start.addingTimeInterval(1), latitude: 0, longitude: 0)],
+                                 js: js, layout: layout)
+                var events: [GeofenceEvent] = []
+                let fired = ContinuousClock.now + .seconds(15)
+                while events.count < 2, ContinuousClock.now < fired {
+                    usleep(100_000)
+                    events = try storedEvents(js: js, layout: layout)
+                }
+                try check(events.map(\.kind) == [.entry, .dwell], "the clock fired the dwell: \(events.map(\.kind))")
+                try check(events.last?.time == start.addingTimeInterval(31), "dated when it fell due")
+                usleep(500_000)
+                let afterDwell = try ticks()
+                usleep(2_000_000)
+                let later = try ticks()
+                try check(later == afterDwell, "quiet again after the dwell: \(later - afterDwell) ticks")
             }
             print("ticks written by a quiet worker over 8 partitions in 2 s: \(counts[true]!) leaving idle ones out,",
                   "\(counts[false]!) ticking always")
