@@ -365,7 +365,8 @@ struct IdleTickTests {
                 guard leavingOut else { break }
 
                 // A van enters the depot (dwell 30 s) 40 s ago and falls silent: its dwell is due.
-                let start = Date().addingTimeInterval(-40)
+                // Whole seconds, so that the times survive the records' seconds-since-1970 exactly.
+                let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 40).rounded())
                 try publishInput([LocationUpdate(device: "van-1", time: start, latitude: 0, longitude: 0.005),
                                   LocationUpdate(device: "van-1", time: start.addingTimeInterval(1), latitude: 0, longitude: 0)],
                                  js: js, layout: layout)
