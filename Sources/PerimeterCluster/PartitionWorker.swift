@@ -288,13 +288,14 @@ public final class PartitionWorker: @unchecked Sendable {
         case .held: break
         }
         try fences?.feed.poll()
-        let tick = InputRecord.tick(partition: partition, time: time, holding: holding.sorted(), fenceRevision: fences?.feed.receivedRevision ?? 0)
+        let revision = fences?.feed.receivedRevision ?? 0
+        let tick = InputRecord.tick(partition: partition, time: time, holding: holding.sorted(), fenceRevision: revision)
         var message = tick.message(in: layout)
         while true {
             message.options.expectedLastSubjectSequence = lastTickSequence
             do {
                 lastTickSequence = try jetStream.publish(message.subject, message.payload, options: message.options).sequence
-                lastTickedRevision = max(lastTickedRevision, fences?.feed.receivedRevision ?? 0)
+                lastTickedRevision = max(lastTickedRevision, revision)
                 return true
             } catch where error.reason == .wrongLastSequence {
                 guard lease.isValid, try lease.renew() else {
