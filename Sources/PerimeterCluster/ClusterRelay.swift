@@ -17,15 +17,20 @@ import Synchronization
 /// - Fences: changes are put into (or deleted from) the fences bucket under ``FenceFeed/key(of:)`` before
 ///   the service applies them; a watcher applies every change of the bucket — this node's, and other
 ///   nodes' — to the service (``PerimeterService/GeofencingService/applyRelayedFences(upserted:removed:)``).
+/// - Consent: a change is put into the consent bucket under ``ConsentRecord/key(of:)`` before the
+///   service applies it, with the bucket's revision as its position; a watcher applies every change of
+///   the bucket — other nodes', and this node's coming back — at its revision
+///   (``PerimeterService/GeofencingService/applyRelayedConsent(_:for:position:)``), so each node ends
+///   with each key's latest value whatever order the two arrive in, and announces a change once.
 /// - Events: a reader thread reads the events stream from its first message, in stream order, and
 ///   logs each event in the service (``PerimeterService/GeofencingService/logRelayedEvents(_:)``): REST
 ///   `/v1/events`, the SSE stream, webhooks and the device status all read that log. Every API node reads
 ///   the same stream in the same order, so they number the events alike.
 ///
-/// ``start(service:)`` returns once the fences bucket has been read and the events stream read to its
-/// end as of then; ``stop()`` ends the threads.
+/// ``start(service:)`` returns once the fences and consent buckets have been read and the events stream
+/// read to its end as of then; ``stop()`` ends the threads.
 public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
-    // @unchecked: the mutable state is `queue`, `running` and `threads`, behind `condition` or `state`.
+    // @unchecked: the mutable state is `queue` and `running`, behind `condition`; the rest is in mutexes.
 
     /// The cluster's streams and buckets.
     public let resources: ClusterResources
@@ -39,7 +44,8 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
     private let state = Mutex<(eventSequence: UInt64, published: UInt64, batches: UInt64,
                                undecodable: UInt64)>((0, 0, 0, 0))
     private let finished = DispatchGroup()
-    private let watcher: Mutex<KeyValueWatcher?> = Mutex(nil)
+    /// The running watches (fences, consent), stopped by ``stop()``.
+    private let watchers: Mutex<[KeyValueWatcher]> = Mutex([])
 
     /// A relay for the cluster `resources` describe (``ClusterResources/open(on:layout:replicas:leaseDuration:)``).
     public init(resources: ClusterResources, maximumBatch: Int = 10_000) {
@@ -71,9 +77,9 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
         return gauges
     }
 
-    /// Starts the publisher, the fence watcher and the events reader for `service` (created with this
-    /// relay, configured). Returns once the bucket's fences are applied and the events stored so far are
-    /// logged (at most `timeout` for each).
+    /// Starts the publisher, the fence and consent watchers and the events reader for `service` (created
+    /// with this relay, configured). Returns once the buckets' fences and consent are applied and the
+    /// events stored so far are logged (at most `timeout` for each).
     /// - Throws: ``PerimeterNATS/NATSError`` when the cluster does not answer.
     public func start(service: GeofencingService, timeout: Duration = .seconds(30)) throws(NATSError) {
         condition.withLock { running = true }
@@ -84,18 +90,29 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
             finished.leave()
         }
         let fenceWatcher = try resources.fences.watch()
-        watcher.withLock { $0 = fenceWatcher }
-        try applyFences(from: fenceWatcher, until: .caughtUp, timeout: timeout, service: service)
+        watchers.withLock { $0.append(fenceWatcher) }
+        try drain(fenceWatcher, of: resources.fences, untilCaughtUp: true, timeout: timeout) { applyFence($0, service: service) }
         finished.enter()
         Thread.detachNewThread { [self] in
             Thread.current.name = "perimeter-relay-fences"
             while isRunning {
                 do {
-                    try applyFences(from: fenceWatcher, until: nil, timeout: .milliseconds(250), service: service)
+                    try drain(fenceWatcher, of: resources.fences, untilCaughtUp: false, timeout: .milliseconds(250)) {
+                        applyFence($0, service: service)
+                    }
                 } catch {
                     if isRunning { usleep(100_000) }
                 }
             }
+            finished.leave()
+        }
+        let consentWatcher = try resources.consent.watch()
+        watchers.withLock { $0.append(consentWatcher) }
+        try drain(consentWatcher, of: resources.consent, untilCaughtUp: true, timeout: timeout) { applyConsent($0, service: service) }
+        finished.enter()
+        Thread.detachNewThread { [self] in
+            Thread.current.name = "perimeter-relay-consent"
+            consentLoop(consentWatcher, service: service)
             finished.leave()
         }
         let streamState = try resources.jetStream.streamState(resources.layout.eventStream)
@@ -120,7 +137,7 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
             return running
         }
         guard wasRunning else { return }
-        watcher.withLock { $0?.stop() }
+        watchers.withLock { for watcher in $0 { watcher.stop() } }
         finished.wait()
         let left = condition.withLock { () -> [(updates: [LocationUpdate], completion: @Sendable (GeofencingError?) -> Void)] in
             defer { queue.removeAll() }
@@ -152,6 +169,16 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
             for id in removed { try resources.fences.delete(FenceFeed.key(of: id)) }
         } catch {
             throw GeofencingError(.storageFailure, "the fence change was not stored in the cluster's fences bucket \(resources.fences.name): \(error)")
+        }
+    }
+
+    public func relayConsent(_ isConsentGiven: Bool, for device: DeviceID?) throws(GeofencingError) -> UInt64? {
+        do throws(NATSError) {
+            return try resources.consent.put(ConsentRecord.key(of: device), ConsentRecord.value(isConsentGiven))
+        } catch {
+            let whose = device.map { "device \($0)'s consent" } ?? "the service-wide consent"
+            throw GeofencingError(.storageFailure,
+                                  "\(whose) was not stored in the cluster's consent bucket \(resources.consent.name), so it did not change: \(error)")
         }
     }
 
@@ -211,33 +238,81 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
         return failures
     }
 
-    // MARK: Fences
+    // MARK: Watches
 
-    private enum Until { case caughtUp }
-
-    /// Applies the watcher's updates until `until` (the initial values) or until one wait of `timeout`
-    /// passes without any.
-    private func applyFences(from watcher: KeyValueWatcher, until: Until?, timeout: Duration,
-                             service: GeofencingService) throws(NATSError) {
+    /// Hands `watcher`'s entries to `apply` until the initial values are delivered (`untilCaughtUp`, at
+    /// most `timeout` in all) or until one wait of `timeout` passes without any.
+    private func drain(_ watcher: KeyValueWatcher, of bucket: KeyValueBucket, untilCaughtUp: Bool, timeout: Duration,
+                       apply: (KeyValueEntry) -> Void) throws(NATSError) {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let wait = until == nil ? timeout : max(deadline - .now, .milliseconds(1))
+            let wait = untilCaughtUp ? max(deadline - .now, .milliseconds(1)) : timeout
             guard let update = try watcher.next(timeout: wait) else {
-                if until == nil { return }
-                throw NATSError.timeout("watch of \(resources.fences.name)", "the bucket's fences did not arrive within \(timeout)")
+                if !untilCaughtUp { return }
+                throw NATSError.timeout("watch of \(bucket.name)", "the bucket's values did not arrive within \(timeout)")
             }
             switch update {
             case .caughtUp:
-                if until != nil { return }
+                if untilCaughtUp { return }
             case .entry(let entry):
-                let id = FenceID(SubjectToken.decode(entry.key) ?? entry.key)
-                if entry.operation == .put, case .feature(let feature)? = GeoJSONReader().read(entry.value).object {
-                    _ = try? service.applyRelayedFences(upserted: [feature], removed: [])
-                } else {
-                    _ = try? service.applyRelayedFences(upserted: [], removed: [id])
-                }
+                apply(entry)
             }
         }
+    }
+
+    /// Applies one revision of the fences bucket to `service`.
+    private func applyFence(_ entry: KeyValueEntry, service: GeofencingService) {
+        let id = FenceID(SubjectToken.decode(entry.key) ?? entry.key)
+        if entry.operation == .put, case .feature(let feature)? = GeoJSONReader().read(entry.value).object {
+            _ = try? service.applyRelayedFences(upserted: [feature], removed: [])
+        } else {
+            _ = try? service.applyRelayedFences(upserted: [], removed: [id])
+        }
+    }
+
+    /// Applies one revision of the consent bucket to `service` at its revision. A key deleted by hand
+    /// means the default again: given service-wide, the service's `consentByDefault` for a device.
+    /// A key or value that is not consent is skipped.
+    private func applyConsent(_ entry: KeyValueEntry, service: GeofencingService) {
+        guard let owner = ConsentRecord.owner(ofKey: entry.key) else { return }
+        var device: DeviceID?
+        if case .device(let id) = owner { device = id }
+        let isConsentGiven: Bool
+        if entry.operation == .put {
+            guard let given = ConsentRecord.isConsentGiven(entry.value) else { return }
+            isConsentGiven = given
+        } else {
+            isConsentGiven = device == nil || (service.options?.consentByDefault ?? true)
+        }
+        // A service that cannot apply it (stopping) loses nothing: a restarted node reads the bucket again.
+        _ = try? service.applyRelayedConsent(isConsentGiven, for: device, position: entry.revision)
+    }
+
+    /// Applies the consent bucket's changes until ``stop()``. A watch that fails (its server died, the
+    /// connection closed) is replaced by a new one, which delivers every key's latest value again: what
+    /// was applied already is ignored by its revision, and a change made meanwhile is not missed.
+    private func consentLoop(_ first: KeyValueWatcher, service: GeofencingService) {
+        var watcher = first
+        while isRunning {
+            do throws(NATSError) {
+                try drain(watcher, of: resources.consent, untilCaughtUp: false, timeout: .milliseconds(250)) {
+                    applyConsent($0, service: service)
+                }
+            } catch {
+                guard isRunning else { break }
+                usleep(100_000)
+                guard let fresh = try? resources.consent.watch() else { continue }
+                let old = watcher
+                watchers.withLock { list in
+                    list.removeAll { $0 === old }
+                    list.append(fresh)
+                }
+                old.stop()
+                watcher = fresh
+            }
+        }
+        // A watch made while ``stop()`` ran may have missed its stop.
+        watcher.stop()
     }
 
     // MARK: Events

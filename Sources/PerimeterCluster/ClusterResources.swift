@@ -1,8 +1,8 @@
 import PerimeterNATS
 
 /// Everything one cluster keeps in JetStream, created when missing and opened when present: the input
-/// and events streams of its ``ClusterLayout``, and the leases, snapshots and fences buckets named after
-/// the layout's prefix (docs/cluster.md, "The picture").
+/// and events streams of its ``ClusterLayout``, and the leases, snapshots, fences and consent buckets
+/// named after the layout's prefix (docs/cluster.md, "The picture").
 ///
 /// Every process of a cluster — workers and API nodes — calls
 /// ``open(on:layout:replicas:leaseDuration:retention:updatingRetention:)`` with the same values at start.
@@ -21,6 +21,8 @@ public struct ClusterResources: Sendable {
     public let snapshots: SnapshotStore
     /// The fences, one key per fence (``FenceFeed/key(of:)``), applied by every worker in revision order.
     public let fences: KeyValueBucket
+    /// User consent, service-wide and per device (``ConsentRecord``), shared by every API node.
+    public let consent: KeyValueBucket
     /// The lease time the leases bucket was opened with.
     public let leaseDuration: Duration
 
@@ -30,6 +32,8 @@ public struct ClusterResources: Sendable {
     public static func snapshotsBucket(_ layout: ClusterLayout) -> String { "\(layout.prefix)-snapshots" }
     /// The fences bucket's name for `layout`.
     public static func fencesBucket(_ layout: ClusterLayout) -> String { "\(layout.prefix)-fences" }
+    /// The consent bucket's name for `layout`.
+    public static func consentBucket(_ layout: ClusterLayout) -> String { "\(layout.prefix)-consent" }
 
     /// The JetStream code of a stream created before with another configuration (`JSStreamNameExistErr`).
     static let differentConfigurationCode = 10058
@@ -57,8 +61,10 @@ public struct ClusterResources: Sendable {
             SnapshotStore.bucketConfiguration(name: snapshotsBucket(layout), replicas: replicas))
         // One revision per key is enough: a feed reads every key's latest value from the revision it saw.
         let fences = try jetStream.createKeyValue(KeyValueConfiguration(bucket: fencesBucket(layout), history: 1, replicas: replicas))
+        // Only the latest consent counts: an API node applies each key's latest value at start.
+        let consent = try jetStream.createKeyValue(KeyValueConfiguration(bucket: consentBucket(layout), history: 1, replicas: replicas))
         return ClusterResources(jetStream: jetStream, layout: layout, leases: leases, snapshots: SnapshotStore(bucket: snapshots),
-                                fences: fences, leaseDuration: leaseDuration)
+                                fences: fences, consent: consent, leaseDuration: leaseDuration)
     }
 
     /// Creates `wanted`, or opens it when it exists alike; when it exists with other retention limits,

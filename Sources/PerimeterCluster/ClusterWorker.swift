@@ -38,6 +38,9 @@ public final class ClusterWorker: @unchecked Sendable {
         public var batchSize: Int
         /// How often each partition's clock ticks.
         public var tickInterval: Duration
+        /// Whether a partition leaves out a tick that would change nothing
+        /// (``PartitionWorker/tickUnlessIdle(to:holding:)``): a quiet partition then writes no ticks.
+        public var leavesOutIdleTicks: Bool
         /// *L* of the live-service rules: a tick advances to now − L and holds the devices heard from
         /// within L.
         public var allowedLateness: Duration
@@ -58,14 +61,16 @@ public final class ClusterWorker: @unchecked Sendable {
         public var warning: (@Sendable (String) -> Void)?
 
         /// A configuration with the given id and the defaults: 10 s leases, 64 partitions, batches of
-        /// 1000, ticks every 0.25 s, L = 5 s, a snapshot every 10 000 records, the membership read every
-        /// second.
+        /// 1000, ticks every 0.25 s (idle ones left out), L = 5 s, a snapshot every 10 000 records, the
+        /// membership read every second.
         public init(id: String, leaseDuration: Duration = .seconds(10), maxPartitions: Int = 64, batchSize: Int = 1000,
                     tickInterval: Duration = .milliseconds(250), allowedLateness: Duration = .seconds(5), snapshotEvery: Int = 10_000,
                     membershipInterval: Duration = .seconds(1),
                     engine: DetectionEngine.Configuration = DetectionEngine.Configuration(), fences: [Fence] = [],
-                    trace: (@Sendable (String) -> Void)? = nil, warning: (@Sendable (String) -> Void)? = nil) {
+                    trace: (@Sendable (String) -> Void)? = nil, warning: (@Sendable (String) -> Void)? = nil,
+                    leavesOutIdleTicks: Bool = true) {
             self.id = id
+            self.leavesOutIdleTicks = leavesOutIdleTicks
             self.leaseDuration = leaseDuration
             self.maxPartitions = maxPartitions
             self.batchSize = batchSize
@@ -320,7 +325,10 @@ public final class ClusterWorker: @unchecked Sendable {
                 + Double(configuration.allowedLateness.components.attoseconds) / 1e18
             // Devices whose updates this worker applied within L are left to their own updates.
             let held = owned.worker.recentlyHeard(within: lateness, now: now)
-            if try !owned.worker.tick(to: now.addingTimeInterval(-lateness), holding: held) {
+            let ticked = configuration.leavesOutIdleTicks
+                ? try owned.worker.tickUnlessIdle(to: now.addingTimeInterval(-lateness), holding: held)
+                : try owned.worker.tick(to: now.addingTimeInterval(-lateness), holding: held)
+            if !ticked {
                 drop(partition)
                 return 0
             }

@@ -38,6 +38,8 @@ public final class PartitionWorker: @unchecked Sendable {
         public var rejected = 0
         /// Ticks applied.
         public var ticks = 0
+        /// Ticks this worker left out because they would have changed nothing (``tickUnlessIdle(to:holding:)``).
+        public var idleTicksLeftOut = 0
         /// Input messages that were not input records (skipped; see ``lastMalformed``).
         public var malformed = 0
         /// Events stored by this worker's publishes.
@@ -97,6 +99,8 @@ public final class PartitionWorker: @unchecked Sendable {
     private let warning: (@Sendable (String) -> Void)?
     private var lastEventSequence: UInt64
     private var lastTickSequence: UInt64
+    /// The fence revision of the last tick this worker published (0: none yet).
+    private var lastTickedRevision: UInt64 = 0
 
     /// A worker for `lease`'s partition that continues `engine` from input sequence `startSequence`
     /// (1: from the beginning; a snapshot's covered sequence + 1 after a restore). With `fences`, the
@@ -284,12 +288,14 @@ public final class PartitionWorker: @unchecked Sendable {
         case .held: break
         }
         try fences?.feed.poll()
-        let tick = InputRecord.tick(partition: partition, time: time, holding: holding.sorted(), fenceRevision: fences?.feed.receivedRevision ?? 0)
+        let revision = fences?.feed.receivedRevision ?? 0
+        let tick = InputRecord.tick(partition: partition, time: time, holding: holding.sorted(), fenceRevision: revision)
         var message = tick.message(in: layout)
         while true {
             message.options.expectedLastSubjectSequence = lastTickSequence
             do {
                 lastTickSequence = try jetStream.publish(message.subject, message.payload, options: message.options).sequence
+                lastTickedRevision = max(lastTickedRevision, revision)
                 return true
             } catch where error.reason == .wrongLastSequence {
                 guard lease.isValid, try lease.renew() else {
@@ -299,6 +305,34 @@ public final class PartitionWorker: @unchecked Sendable {
                 lastTickSequence = try PartitionWorker.lastSequence(jetStream, stream: layout.inputStream, subject: layout.tickSubject(partition))
             }
         }
+    }
+
+    /// ``tick(to:holding:)``, left out when it would change nothing (``isIdleTick(to:holding:)``): a
+    /// partition with no timer due and no fence change writes no tick (docs/cluster.md, "Time").
+    /// - Returns: as ``tick(to:holding:)``; `true` when the tick was left out.
+    @discardableResult
+    public func tickUnlessIdle(to time: Date, holding: [DeviceID] = []) throws(NATSError) -> Bool {
+        if try isIdleTick(to: time, holding: holding) {
+            statistics.idleTicksLeftOut += 1
+            return true
+        }
+        return try tick(to: time, holding: holding)
+    }
+
+    /// Whether a tick to `time` holding `holding`, read back right after everything this worker has
+    /// applied, would change nothing: the fence feed received no revision beyond those already ticked or
+    /// applied, and every device the engine has something due for by `time` (a dwell or option timer,
+    /// an update a reorder window would release; ``PerimeterEngine/DetectionEngine/devicesWithDwellsDue(by:)``)
+    /// is held. Polls the fence feed (at most once per ``FenceFeed/sharedPollInterval``, as a tick does).
+    public func isIdleTick(to time: Date, holding: [DeviceID]) throws(NATSError) -> Bool {
+        if let fences {
+            try fences.feed.poll()
+            if fences.feed.receivedRevision > max(lastTickedRevision, fenceRevision) { return false }
+        }
+        let due = engine.devicesWithDwellsDue(by: time)
+        guard !due.isEmpty else { return true }
+        let held = Set(holding)
+        return due.allSatisfy(held.contains)
     }
 
     /// The devices whose updates this worker applied within `seconds` before `now` (by its own clock),

@@ -9,7 +9,8 @@ import PerimeterGeoJSON
 /// observers and sink) but detects nothing itself: it checks each update as far as it can without the
 /// device's state (consent, accuracy, a date too far ahead) and passes the rest to ``relay(_:completion:)``;
 /// fence changes are validated, then stored through ``relayFences(upserted:removed:)`` before the service
-/// applies them to its own copy; and the events come back through
+/// applies them to its own copy; consent changes likewise through ``relayConsent(_:for:)``, so that every
+/// service sharing the relay's store refuses the same devices; and the events come back through
 /// ``GeofencingService/logRelayedEvents(_:)``, which numbers them in the order they arrive.
 public protocol DetectionRelay: Sendable {
     /// Hands accepted `updates` (in order) to the detecting processes and calls `completion` once they
@@ -21,11 +22,22 @@ public protocol DetectionRelay: Sendable {
     /// id) added or replaced, then the fences `removed`. Returns once they are stored.
     func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError)
 
+    /// Stores a consent change where every service sharing this relay's store reads it: for `device`,
+    /// or service-wide when `nil`. Returns once it is stored, with its position among the changes
+    /// stored there (a later change of any consent has a larger one): the service applies it to its
+    /// own copy with that position (``GeofencingService/applyRelayedConsent(_:for:position:)``), and so
+    /// does whatever reads the changes back, so that the latest stored change wins whichever arrives
+    /// last. `nil`: the relay does not share consent, and the change is the service's own.
+    func relayConsent(_ isConsentGiven: Bool, for device: DeviceID?) throws(GeofencingError) -> UInt64?
+
     /// Gauges the server adds to `/metrics`, sampled now (name, help text, value).
     var gauges: [(name: String, help: String, value: Double)] { get }
 }
 
 extension DetectionRelay {
+    /// Shares no consent: each service keeps its own (`nil`).
+    public func relayConsent(_ isConsentGiven: Bool, for device: DeviceID?) throws(GeofencingError) -> UInt64? { nil }
+
     /// None.
     public var gauges: [(name: String, help: String, value: Double)] { [] }
 }

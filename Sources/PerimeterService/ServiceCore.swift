@@ -117,6 +117,9 @@ struct ServiceCore {
     var timeStatistics = GeofencingService.TimeStatistics()
     /// With a ``DetectionRelay``: what the relayed updates and logged events say of each device.
     var relayedDevices: [DeviceID: RelayedDevice] = [:]
+    /// With a ``DetectionRelay``: the relay's position of the consent change last applied, per device
+    /// (`nil`: service-wide), so that an older change arriving late does not undo a newer one.
+    var consentPositions: [DeviceID?: UInt64] = [:]
 
     /// The options, or `notConfigured`.
     func configured() throws(GeofencingError) -> GeofencingOptions {

@@ -294,6 +294,134 @@ struct PartitionTickTests {
     }
 }
 
+/// Idle ticks left out (``PartitionWorker/tickUnlessIdle(to:holding:)``): a tick that would change
+/// nothing is not written, one that would is, and the events are those of a clock that ticks always.
+@Suite("Idle ticks left out, on a real nats-server", .disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))
+struct IdleTickTests {
+    static func tickMessages(_ js: JetStream, _ layout: ClusterLayout) throws -> UInt64 {
+        try js.subjects(of: layout.inputStream, matching: layout.tickSubject(0))[layout.tickSubject(0)] ?? 0
+    }
+
+    @Test func onlyTicksThatChangeSomethingAreWrittenAndTheDwellIsTheSame() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let layout = try freshLayout(partitions: 1, js: js)
+            let start = Date(timeIntervalSince1970: 1_780_000_000)
+            let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: .seconds(30)))
+            let lease = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-a", duration: .seconds(30)))
+            let a = try PartitionWorker(jetStream: js, layout: layout, lease: lease, engine: DetectionEngine(fences: Drive.fences))
+            // Nothing known, nothing due: no tick.
+            try check(try a.tickUnlessIdle(to: start), "left out, not refused")
+            try check(try Self.tickMessages(js, layout) == 0, "an empty partition writes no tick")
+            // A device enters the depot (dwell time 30 s, due at +35) and falls silent.
+            try publishInput([LocationUpdate(device: "van-1", time: start, latitude: 0, longitude: 0.005),
+                              LocationUpdate(device: "van-1", time: start.addingTimeInterval(5), latitude: 0, longitude: 0)],
+                             js: js, layout: layout)
+            try drain(a)
+            try a.tickUnlessIdle(to: start.addingTimeInterval(20))
+            try check(try Self.tickMessages(js, layout) == 0, "the dwell is not due by +20: no tick")
+            try a.tickUnlessIdle(to: start.addingTimeInterval(60), holding: ["van-1"])
+            try check(try Self.tickMessages(js, layout) == 0, "due, but its device is held: no tick")
+            try a.tickUnlessIdle(to: start.addingTimeInterval(60))
+            try check(try Self.tickMessages(js, layout) == 1, "due and not held: the tick is written")
+            try drain(a)
+            let events = try storedEvents(js: js, layout: layout)
+            try check(events.map(\.kind) == [.entry, .dwell], "entry then dwell: \(events.map(\.kind))")
+            try check(events.last?.time == start.addingTimeInterval(35), "the dwell is dated when it fell due, as with every tick written")
+            // Fired: nothing is due any more.
+            for k in 0..<5 { try a.tickUnlessIdle(to: start.addingTimeInterval(70 + Double(k))) }
+            try check(try Self.tickMessages(js, layout) == 1, "quiet again: no tick")
+            try check(a.statistics.ticks == 1 && a.statistics.idleTicksLeftOut == 8, "\(a.statistics)")
+            try js.deleteKeyValue(leases.name)
+        }
+    }
+
+    /// A quiet `ClusterWorker` over 8 partitions: with idle ticks left out it writes none, where a clock
+    /// that ticks always writes 4 a second per partition. A dwell that falls due is fired by a tick (the
+    /// event dated when it fell due), and then the worker is quiet again: reading its own tick back does
+    /// not make it tick on.
+    @Test func aQuietWorkerWritesNoTicks() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            var counts: [Bool: UInt64] = [:]
+            for leavingOut in [true, false] {
+                let layout = ClusterLayout(prefix: "q\(UUID().uuidString.prefix(8).lowercased())", partitioning: DevicePartitioning(count: 8)!)
+                let resources = try ClusterResources.open(on: js, layout: layout, leaseDuration: .seconds(10))
+                let worker = ClusterWorker(jetStream: js, layout: layout, leases: resources.leases, snapshots: resources.snapshots,
+                                           configuration: ClusterWorker.Configuration(id: "quiet", leaseDuration: .seconds(10),
+                                                                                      allowedLateness: .seconds(1), fences: Drive.fences,
+                                                                                      leavesOutIdleTicks: leavingOut))
+                worker.start()
+                defer { worker.stop(releasing: true) }
+                let ticks = { () throws -> UInt64 in
+                    try js.subjects(of: layout.inputStream, matching: "\(layout.prefix).in.*.=tick").values.reduce(0, +)
+                }
+                let deadline = ContinuousClock.now + .seconds(20)
+                while worker.ownedPartitions.count < 8, ContinuousClock.now < deadline { usleep(50_000) }
+                try check(worker.ownedPartitions.count == 8, "the worker owns every partition")
+                let before = try ticks()
+                usleep(2_000_000)
+                counts[leavingOut] = try ticks() - before
+                guard leavingOut else { break }
+
+                // A van enters the depot (dwell 30 s) 40 s ago and falls silent: its dwell is due.
+                // Whole seconds, so that the times survive the records' seconds-since-1970 exactly.
+                let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 40).rounded())
+                try publishInput([LocationUpdate(device: "van-1", time: start, latitude: 0, longitude: 0.005),
+                                  LocationUpdate(device: "van-1", time: start.addingTimeInterval(1), latitude: 0, longitude: 0)],
+                                 js: js, layout: layout)
+                var events: [GeofenceEvent] = []
+                let fired = ContinuousClock.now + .seconds(15)
+                while events.count < 2, ContinuousClock.now < fired {
+                    usleep(100_000)
+                    events = try storedEvents(js: js, layout: layout)
+                }
+                try check(events.map(\.kind) == [.entry, .dwell], "the clock fired the dwell: \(events.map(\.kind))")
+                try check(events.last?.time == start.addingTimeInterval(31), "dated when it fell due")
+                usleep(500_000)
+                let afterDwell = try ticks()
+                usleep(2_000_000)
+                let later = try ticks()
+                try check(later == afterDwell, "quiet again after the dwell: \(later - afterDwell) ticks")
+            }
+            print("ticks written by a quiet worker over 8 partitions in 2 s: \(counts[true]!) leaving idle ones out,",
+                  "\(counts[false]!) ticking always")
+            try check(counts[true] == 0, "no tick while quiet: \(counts)")
+            try check(counts[false]! >= 16, "a clock that ticks always writes several a second per partition: \(counts)")
+        }
+    }
+
+    /// A fence change is applied at a tick, so a partition with nothing due still writes the tick that
+    /// carries it — once.
+    @Test func aFenceChangeIsTickedOnce() async throws {
+        try await offThePool {
+            let js = try SharedServer.jetStream()
+            let layout = try freshLayout(partitions: 1, js: js)
+            let fenceBucket = try js.createKeyValue(KeyValueConfiguration(bucket: "fences_\(UUID().uuidString.prefix(8).lowercased())"))
+            let leases = try js.createKeyValue(PartitionLease.bucketConfiguration(name: uniqueBucket(), duration: .seconds(30)))
+            let lease = try #require(try PartitionLease.acquire(in: leases, partition: 0, owner: "worker-a", duration: .seconds(30)))
+            let feed = try FenceFeed(bucket: fenceBucket)
+            let a = try PartitionWorker(jetStream: js, layout: layout, lease: lease, engine: DetectionEngine(), fences: feed)
+            let now = Date()
+            try a.tickUnlessIdle(to: now)
+            try check(try IdleTickTests.tickMessages(js, layout) == 0, "no fence, nothing due: no tick")
+            try fenceBucket.put(FenceFeed.key(of: "depot"), FenceFeedTests.square("depot", longitude: 0, half: 0.0025))
+            try feed.poll(wait: .seconds(2))
+            try check(feed.receivedRevision == 1, "the feed has the fence: \(feed.receivedRevision)")
+            try a.tickUnlessIdle(to: now)
+            try a.tickUnlessIdle(to: now)
+            try check(try IdleTickTests.tickMessages(js, layout) == 1, "the change is ticked, once")
+            try drain(a)
+            try check(a.fenceRevision == 1 && a.engine.fence(id: "depot") != nil, "applied at the tick: \(a.fenceRevision)")
+            try a.tickUnlessIdle(to: now)
+            try check(try IdleTickTests.tickMessages(js, layout) == 1, "applied: no tick")
+            feed.close()
+            try js.deleteKeyValue(leases.name)
+            try js.deleteKeyValue(fenceBucket.name)
+        }
+    }
+}
+
 @Suite("Fences from the bucket, applied at ticks", .disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))
 struct FenceFeedTests {
     static func square(_ id: String, longitude: Double, half: Double) -> [UInt8] {
