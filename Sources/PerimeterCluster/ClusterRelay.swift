@@ -14,9 +14,11 @@ import Synchronization
 ///   client's retry is stored once. A publisher thread gathers what the requests hand over meanwhile
 ///   into one asynchronous batch — one round trip for many requests — and completes each request once
 ///   every one of its messages is acknowledged.
-/// - Fences: changes are put into (or deleted from) the fences bucket under ``FenceFeed/key(of:)`` before
-///   the service applies them; a watcher applies every change of the bucket — this node's, and other
-///   nodes' — to the service (``PerimeterService/GeofencingService/applyRelayedFences(upserted:removed:)``).
+/// - Fences: changes are put into (or deleted from) the fences bucket under ``FenceFeed/key(of:)``; a
+///   watcher applies every change of the bucket — this node's, and other nodes' — to the service in
+///   revision order (``PerimeterService/GeofencingService/applyRelayedFences(upserted:removed:)``), and
+///   a change made through this node is answered once the watcher has applied it: the node's copy is
+///   always the bucket as of some revision, whatever other nodes change at the same time.
 /// - Consent: a change is put into the consent bucket under ``ConsentRecord/key(of:)`` before the
 ///   service applies it, with the bucket's revision as its position; a watcher applies every change of
 ///   the bucket — other nodes', and this node's coming back — at its revision
@@ -46,6 +48,12 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
     private let finished = DispatchGroup()
     /// The running watches (fences, consent), stopped by ``stop()``.
     private let watchers: Mutex<[KeyValueWatcher]> = Mutex([])
+    /// Signalled when the fence watcher has applied a revision, for ``relayFences(upserted:removed:)``.
+    private let fenceProgress = NSCondition()
+    /// The latest fences-bucket revision the watcher applied to the service (behind `fenceProgress`).
+    private var appliedFenceRevision: UInt64 = 0
+    /// How long ``relayFences(upserted:removed:)`` waits for the watcher to apply a stored change.
+    static let fenceApplyTimeout: Duration = .seconds(10)
 
     /// A relay for the cluster `resources` describe (``ClusterResources/open(on:layout:replicas:leaseDuration:)``).
     public init(resources: ClusterResources, maximumBatch: Int = 10_000) {
@@ -160,16 +168,40 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
         if !accepted { completion(GeofencingError(.storageFailure, "the API node is not connected to its cluster (stopped or not started)")) }
     }
 
-    public func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError) {
+    /// Stores the changes in the fences bucket, then waits until the watcher has applied the bucket up to
+    /// them (``fenceApplyTimeout`` at most): the service's copy then holds them, or a later change of
+    /// another node, never an earlier one applied last. Before ``start(service:)`` (no watcher) the
+    /// service applies them itself.
+    @discardableResult
+    public func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError) -> Bool {
+        var stored: UInt64 = 0
         do throws(NATSError) {
             for feature in upserted {
                 guard let id = feature.id else { continue }
-                try resources.fences.put(FenceFeed.key(of: FenceID(id.description)), Array(JSONWriter().string(.feature(feature)).utf8))
+                let revision = try resources.fences.put(FenceFeed.key(of: FenceID(id.description)),
+                                                        Array(JSONWriter().string(.feature(feature)).utf8))
+                stored = max(stored, revision)
             }
             for id in removed { try resources.fences.delete(FenceFeed.key(of: id)) }
+            if !removed.isEmpty {
+                // A delete does not say its revision; the bucket's last one is it or a later change, and
+                // the watcher delivers every revision in order.
+                stored = max(stored, try resources.jetStream.streamState("KV_\(resources.fences.name)").lastSequence)
+            }
         } catch {
             throw GeofencingError(.storageFailure, "the fence change was not stored in the cluster's fences bucket \(resources.fences.name): \(error)")
         }
+        guard isRunning else { return false }
+        let deadline = Date().addingTimeInterval(Double(Self.fenceApplyTimeout.components.seconds))
+        let applied = fenceProgress.withLock { () -> UInt64 in
+            while appliedFenceRevision < stored, fenceProgress.wait(until: deadline) {}
+            return appliedFenceRevision
+        }
+        guard applied >= stored else {
+            throw GeofencingError(.storageFailure,
+                                  "the fence change was stored in the cluster's fences bucket \(resources.fences.name) (revision \(stored)), but this node's watch of the bucket had applied only revision \(applied) after \(Self.fenceApplyTimeout); the node applies it when its watch catches up, and sending the change again is safe")
+        }
+        return true
     }
 
     public func relayConsent(_ isConsentGiven: Bool, for device: DeviceID?) throws(GeofencingError) -> UInt64? {
@@ -267,6 +299,10 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
             _ = try? service.applyRelayedFences(upserted: [feature], removed: [])
         } else {
             _ = try? service.applyRelayedFences(upserted: [], removed: [id])
+        }
+        fenceProgress.withLock {
+            appliedFenceRevision = max(appliedFenceRevision, entry.revision)
+            fenceProgress.broadcast()
         }
     }
 

@@ -8,8 +8,8 @@ import PerimeterGeoJSON
 /// A service created with a relay keeps the API's bookkeeping (fences, consent, the event log, its
 /// observers and sink) but detects nothing itself: it checks each update as far as it can without the
 /// device's state (consent, accuracy, a date too far ahead) and passes the rest to ``relay(_:completion:)``;
-/// fence changes are validated, then stored through ``relayFences(upserted:removed:)`` before the service
-/// applies them to its own copy; consent changes likewise through ``relayConsent(_:for:)``, so that every
+/// fence changes are validated, then stored through ``relayFences(upserted:removed:)``, which applies them
+/// to the service's own copy in the order its store holds them (or leaves that to the service); consent changes likewise through ``relayConsent(_:for:)``, so that every
 /// service sharing the relay's store refuses the same devices; and the events come back through
 /// ``GeofencingService/logRelayedEvents(_:)``, which numbers them in the order they arrive.
 public protocol DetectionRelay: Sendable {
@@ -20,7 +20,15 @@ public protocol DetectionRelay: Sendable {
 
     /// Stores fence changes where the detecting processes read them: `upserted` features (each has an
     /// id) added or replaced, then the fences `removed`. Returns once they are stored.
-    func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError)
+    ///
+    /// A relay whose store other services change too (several API nodes) should apply every stored
+    /// change to the service itself, in the store's order (``GeofencingService/applyRelayedFences(upserted:removed:)``),
+    /// and return only once its own are applied: were the service to apply its own change after storing
+    /// it, another service's later change to the same fence, applied in between, would be undone here.
+    /// - Returns: `true` when the changes are applied to the service already, in the store's order (the
+    ///   service does not apply them again); `false` when the service is to apply them itself.
+    @discardableResult
+    func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError) -> Bool
 
     /// Stores a consent change where every service sharing this relay's store reads it: for `device`,
     /// or service-wide when `nil`. Returns once it is stored, with its position among the changes

@@ -37,7 +37,7 @@ extension GeofencingService {
     private func relayAndApply(_ features: [GeoJSON.Feature], texts: [String]?) throws(GeofencingError) {
         if let relay {
             try checkFeatures(features)
-            try relay.relayFences(upserted: features, removed: [])
+            if try relay.relayFences(upserted: features, removed: []) { return }
         }
         try applyFeatures(features, texts: texts)
     }
@@ -129,7 +129,10 @@ extension GeofencingService {
                 _ = try c.configured()
                 return c.orderedFenceIDs
             }
-            if !all.isEmpty { try relay.relayFences(upserted: [], removed: all) }
+            // Applied by the relay in its store's order: wiping this copy too would drop a fence
+            // another service added meanwhile.
+            if all.isEmpty { return }
+            if try relay.relayFences(upserted: [], removed: all) { return }
         }
         let ticket = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> UInt64? in
             _ = try c.configured()
@@ -155,7 +158,8 @@ extension GeofencingService {
                 _ = try c.configured()
                 return c.engine.fenceSet.fences.filter(predicate).map(\.id)
             }
-            if !doomed.isEmpty { try relay.relayFences(upserted: [], removed: doomed) }
+            if doomed.isEmpty { return 0 }
+            if try relay.relayFences(upserted: [], removed: doomed) { return doomed.count }
             relayed = doomed.count
         }
         let (count, ticket) = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (Int, UInt64?) in

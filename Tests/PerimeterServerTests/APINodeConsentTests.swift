@@ -237,7 +237,7 @@ struct APINodeConsentTests {
     final class PositionRelay: DetectionRelay, @unchecked Sendable {
         private let next = Mutex<UInt64>(7)
         func relay(_ updates: [LocationUpdate], completion: @escaping @Sendable (GeofencingError?) -> Void) { completion(nil) }
-        func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError) {}
+        func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError) -> Bool { false }
         func relayConsent(_ isConsentGiven: Bool, for device: DeviceID?) throws(GeofencingError) -> UInt64? {
             next.withLock { position in
                 defer { position += 1 }

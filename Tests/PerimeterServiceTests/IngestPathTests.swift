@@ -38,7 +38,7 @@ struct IngestPathTests {
             lock.withLock { kept += updates }
             completion(nil)
         }
-        func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError) {}
+        func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError) -> Bool { false }
     }
 
     @Test("a relaying service refuses before the relay exactly what a detecting one refuses before its engine")
