@@ -39,11 +39,11 @@ public struct EngineBench: Sendable {
     }
 
     /// The passes ``run(into:)`` times: all of them unless `PERIMETER_BENCH_ENGINE_PASSES` names some
-    /// (comma-separated: `queries`, `batch`, `single`, `dwell`, `memory`) — for instruction counts of one
+    /// (comma-separated: `queries`, `batch`, `handles`, `single`, `dwell`, `memory`) — for instruction counts of one
     /// pass under callgrind (docs/benchmarks.md, "Session 10 — engine"). The batch pass always runs once:
     /// the agreement checks read its counts.
     static var passes: Set<String> {
-        let all: Set<String> = ["queries", "batch", "single", "dwell", "memory"]
+        let all: Set<String> = ["queries", "batch", "handles", "single", "dwell", "memory"]
         guard let chosen = ProcessInfo.processInfo.environment["PERIMETER_BENCH_ENGINE_PASSES"] else { return all }
         return all.intersection(chosen.split(separator: ",").map(String.init))
     }
@@ -110,8 +110,11 @@ public struct EngineBench: Sendable {
     /// Median CPU seconds of feeding every update through a fresh engine, and its statistics.
     /// With `batches`, the updates go in batches of 1,000 (``DetectionEngine/process(contentsOf:into:)``);
     /// without, one ``DetectionEngine/process(_:into:)`` call each.
+    /// With `handles` (each update's device number, as in ``Workload/Fixes/device``), every update goes
+    /// through ``DetectionEngine/process(_:handle:into:)`` with one ``DeviceHandle`` per device, kept
+    /// across batches as a client would keep it.
     public static func timeEngine(_ fenceSet: FenceSet, _ updates: [LocationUpdate], dwell: Double?, runs: Int,
-                                  batches: Bool = true)
+                                  batches: Bool = true, handles deviceNumbers: [Int32]? = nil)
         -> (seconds: Double, statistics: DetectionEngine.Statistics) {
         let configuration = DetectionEngine.Configuration(defaultDwellTime: dwell)
         let batchSize = 1_000
@@ -122,7 +125,16 @@ public struct EngineBench: Sendable {
             var engine = DetectionEngine(fences: fenceSet, configuration: configuration)
             var events: [GeofenceEvent] = []
             events.reserveCapacity(64)
-            if batches {
+            if let deviceNumbers {
+                var handles = Array(repeating: DeviceHandle(), count: Int(deviceNumbers.max() ?? 0) + 1)
+                for start in stride(from: 0, to: updates.count, by: batchSize) {
+                    engine.prepareIndex()
+                    for i in start ..< min(start + batchSize, updates.count) {
+                        engine.process(updates[i], handle: &handles[Int(deviceNumbers[i])], into: &events)
+                    }
+                    events.removeAll(keepingCapacity: true)
+                }
+            } else if batches {
                 for batch in batchList {
                     engine.process(contentsOf: batch, into: &events)
                     events.removeAll(keepingCapacity: true)
@@ -178,6 +190,14 @@ public struct EngineBench: Sendable {
         report.add(Section.engine, "Perimeter DetectionEngine", Double(updates.count) / plain.seconds, "updates/s",
                    note: "\(plain.statistics.entries) entries, \(plain.statistics.exits) exits; batches of 1,000; median of \(runs)",
                    reference: true)
+        if passes.contains("handles") {
+            let handled = Self.timeEngine(fenceSet, updates, dwell: nil, runs: runs, handles: fixes.device.map { Int32($0) })
+            report.add(Section.engine, "Perimeter DetectionEngine, device handles", Double(updates.count) / handled.seconds,
+                       "updates/s", note: "process(_:handle:into:), one DeviceHandle per device, batches of 1,000; "
+                        + "\(handled.statistics.entries) entries, \(handled.statistics.exits) exits; median of \(runs)")
+            report.check("engine with device handles vs by id", passed: handled.statistics == plain.statistics,
+                         "by id \(plain.statistics.entries) / \(plain.statistics.exits), with handles \(handled.statistics.entries) / \(handled.statistics.exits)")
+        }
         if passes.contains("single") {
             let single = Self.timeEngine(fenceSet, updates, dwell: nil, runs: runs, batches: false)
             report.add(Section.engine, "Perimeter DetectionEngine, one call per update", Double(updates.count) / single.seconds,

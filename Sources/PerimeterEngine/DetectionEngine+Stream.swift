@@ -5,16 +5,11 @@ import PerimeterGeometry
 /// The device-stream front end: duplicate suppression and the reorder window (engine-wide options,
 /// applied before any fence is looked at).
 extension DetectionEngine {
-    /// Takes a validated update through duplicate suppression and the reorder window.
-    mutating func intake(_ update: LocationUpdate, time t: Double, coordinate: Coordinate,
-                         into events: inout [GeofenceEvent]) -> Rejection? {
-        let deviceSlot: Int32
-        let hash = DeviceTable.hash(update.device)
-        if let existing = deviceTable.slot(of: update.device, hash: hash, in: devices) {
-            deviceSlot = existing
-        } else {
-            deviceSlot = addDevice(update.device, hash: hash)
-        }
+    /// Takes a validated update of the device in `deviceSlot` through duplicate suppression and the
+    /// reorder window.
+    /// `date` is the update's time as given, `t` the same in seconds since 1970.
+    mutating func intake(_ device: DeviceID, deviceSlot: Int32, date: Date, time t: Double, coordinate: Coordinate,
+                         accuracy: Double?, into events: inout [GeofenceEvent]) -> Rejection? {
         var stream = streamStates[deviceSlot] ?? DeviceStreamState()
         let identity = UpdateIdentity(time: t, coordinate: coordinate)
         if configuration.deduplicate, stream.recentSet.contains(identity) {
@@ -24,17 +19,17 @@ extension DetectionEngine {
         let last = devices[Int(deviceSlot)].lastTime
         if t < last {
             statistics.rejectedUpdates += 1
-            return .outOfOrder(device: update.device, time: update.time, lastAccepted: Date(timeIntervalSince1970: last))
+            return .outOfOrder(device: device, time: date, lastAccepted: Date(timeIntervalSince1970: last))
         }
         if configuration.deduplicate { stream.remember(identity) }
         let window = configuration.reorderWindow
         guard window > 0 else {
             streamStates[deviceSlot] = stream
-            accept(deviceSlot, time: t, coordinate: coordinate, accuracy: update.horizontalAccuracy, into: &events)
+            accept(deviceSlot, time: t, coordinate: coordinate, accuracy: accuracy, into: &events)
             return nil
         }
         arrivals &+= 1
-        let waiting = BufferedUpdate(time: t, coordinate: coordinate, accuracy: update.horizontalAccuracy, arrival: arrivals)
+        let waiting = BufferedUpdate(time: t, coordinate: coordinate, accuracy: accuracy, arrival: arrivals)
         let at = stream.buffer.lastIndex(where: { $0.time <= t }).map { $0 + 1 } ?? 0
         stream.buffer.insert(waiting, at: at)
         stream.newest = max(stream.newest, t)

@@ -36,12 +36,12 @@ struct DeviceTable: Sendable {
     /// The hash of `id`, equal for canonically equivalent ids.
     @inline(__always)
     static func hash(_ id: DeviceID) -> UInt64 {
-        let ascii = id.rawValue.utf8.withContiguousStorageIfAvailable { bytes -> UInt64? in
-            let (hash, isASCII) = hashBytes(UnsafeRawBufferPointer(bytes))
-            return isASCII ? hash : nil
-        }
-        if let ascii, let hash = ascii { return hash }
-        return hashOfCanonicalForm(id.rawValue)
+        // `withUTF8` on a copy of the string (a retain; native strings are not rewritten): reading the
+        // bytes through `utf8.withContiguousStorageIfAvailable` made the compiler copy the whole
+        // `LocationUpdate` the id came from, through its value witness.
+        var text = id.rawValue
+        let (hash, isASCII) = text.withUTF8 { hashBytes(UnsafeRawBufferPointer($0)) }
+        return isASCII ? hash : hashOfCanonicalForm(id.rawValue)
     }
 
     private static func hashOfCanonicalForm(_ text: String) -> UInt64 {
