@@ -54,25 +54,26 @@ extension DetectionEngine {
         var listed = [UInt64](repeating: 0, count: devices.count / 64 + 1)
         var skip = 0
         for i in updates.indices {
-            let time = updates[i].time
-            if mayHaveTimersDue(by: time.timeIntervalSince1970) {
+            // Read once: each read of a part of `updates[i]` copied the whole update (its strings retained).
+            let update = updates[i]
+            if mayHaveTimersDue(by: update.time.timeIntervalSince1970) {
                 // The look itself, as the loop makes it: it takes the due timers out of their heap and
                 // puts them back, and the order it names devices in depends on how the heap lies.
-                let due = devicesWithDwellsDue(by: time)
+                let due = devicesWithDwellsDue(by: update.time)
                 if !due.isEmpty {
                     output.changedDevices += due
-                    advance(to: time, into: &output.events)
+                    advance(to: update.time, into: &output.events)
                 }
             }
             if skip < clockOnly.count, clockOnly[skip] == i {
                 skip += 1
                 continue
             }
-            if let rejection = process(updates[i], into: &output.events) {
+            if let rejection = process(update, into: &output.events) {
                 output.rejections.append((i, rejection))
                 continue
             }
-            let device = updates[i].device
+            let device = update.device
             guard let slot = slot(of: device) else {
                 output.changedDevices.append(device)
                 continue
