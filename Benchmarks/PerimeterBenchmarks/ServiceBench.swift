@@ -37,19 +37,29 @@ public struct ServiceBench: Sendable {
         }
     }
 
+    /// The stores ``run(engineUpdatesPerSecond:entries:exits:into:)`` times: both unless
+    /// `PERIMETER_BENCH_SERVICE_STORES` names one (`memory` or `sqlite`) — for instruction counts of one
+    /// store under callgrind (docs/benchmarks.md, "Session 12 — service").
+    static var stores: Set<String> {
+        let all: Set<String> = ["memory", "sqlite"]
+        guard let chosen = ProcessInfo.processInfo.environment["PERIMETER_BENCH_SERVICE_STORES"] else { return all }
+        return all.intersection(chosen.split(separator: ",").map(String.init))
+    }
+
     /// Runs both stores; `engineUpdatesPerSecond` is the bare engine's figure from the same run, and
     /// `entries`/`exits` its counts, which the service must reproduce.
     public func run(engineUpdatesPerSecond: Double, entries: Int, exits: Int, into report: inout Report) {
         let features = Self.features(workload)
         let updates = EngineBench.updates(workload.fixes)
-        for (name, makeStore) in [
-            ("in-memory store", { () throws -> any GeofencingStore in InMemoryGeofencingStore() }),
-            ("SQLite store (WAL, one commit per batch)", { () throws -> any GeofencingStore in
+        let stores = Self.stores
+        for (key, name, makeStore) in [
+            ("memory", "in-memory store", { () throws -> any GeofencingStore in InMemoryGeofencingStore() }),
+            ("sqlite", "SQLite store (WAL, one commit per batch)", { () throws -> any GeofencingStore in
                 let path = workDirectory.appendingPathComponent("service-bench.sqlite").path
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
                 return try SQLiteGeofencingStore(path: path)
             }),
-        ] as [(String, () throws -> any GeofencingStore)] {
+        ] as [(String, String, () throws -> any GeofencingStore)] where stores.contains(key) {
             log("service: \(name), \(updates.count) updates in batches of \(batchSize)")
             var samples: [Double] = []
             var statistics: DetectionEngine.Statistics?

@@ -115,8 +115,15 @@ extension GeofencingService {
             let maximumAccuracy = options.maximumHorizontalAccuracy
             let live = options.timeModel == .live
             let latestAccepted = now + options.maximumFutureSkew
-            if live, c.timerFloors.isEmpty || !batch.contains(where: { c.timerFloors[$0.device] != nil }) {
-                Self.processLive(batch, simulated: simulated, now: now, options: options, core: &c, into: &result)
+            // The batch paths; the loop below is for live batches with an update of a device that has a
+            // timer floor (whether a later update is moved to the floor depends on whether an earlier one
+            // was accepted).
+            if !live || c.timerFloors.isEmpty || !batch.contains(where: { c.timerFloors[$0.device] != nil }) {
+                if live {
+                    Self.processLive(batch, simulated: simulated, now: now, options: options, core: &c, into: &result)
+                } else {
+                    Self.processOnDataClock(batch, options: options, core: &c, into: &result)
+                }
                 c.processedUpdates += UInt64(batch.count)
                 c.pending.processedUpdatesChanged = true
                 c.pending.updates += batch.count
@@ -124,45 +131,33 @@ extension GeofencingService {
             }
             for (index, original) in batch.enumerated() {
                 var update = original
-                if live {
-                    let t = update.time.timeIntervalSince1970
-                    if !simulated, t > latestAccepted {
-                        c.timeStatistics.futureUpdates += 1
-                        result.rejections.append(.init(index: index, error: Self.futureUpdate(update, now: now, options: options)))
-                        continue
-                    }
-                    // The clock already fired timers for this device without a fix, up to `floor`:
-                    // what the device did before that is evaluated as of then (docs/semantics.md).
-                    if let floor = c.timerFloors[update.device], t < floor {
-                        update.time = Date(timeIntervalSince1970: floor)
-                        c.timeStatistics.lateUpdates += 1
-                    }
-                } else {
-                    let due = c.engine.devicesWithDwellsDue(by: update.time)
-                    if !due.isEmpty {
-                        c.pending.touch(due)
-                        c.engine.advance(to: update.time, into: &events)
-                    }
+                let t = update.time.timeIntervalSince1970
+                if !simulated, t > latestAccepted {
+                    c.timeStatistics.futureUpdates += 1
+                    result.rejections.append(.init(index: index, error: Self.futureUpdate(update, now: now, options: options)))
+                    continue
+                }
+                // The clock already fired timers for this device without a fix, up to `floor`:
+                // what the device did before that is evaluated as of then (docs/semantics.md).
+                if let floor = c.timerFloors[update.device], t < floor {
+                    update.time = Date(timeIntervalSince1970: floor)
+                    c.timeStatistics.lateUpdates += 1
                 }
                 if let refusal = Self.inaccurateLocation(update, maximum: maximumAccuracy) {
                     result.rejections.append(.init(index: index, error: refusal))
                     continue
                 }
-                if live {
-                    // The device's own clock: its timers due by this update's time fire first, with its
-                    // last position, exactly as in a replay (docs/semantics.md).
-                    let before = events.count
-                    c.engine.advance(update.device, to: update.time, into: &events)
-                    if events.count > before { c.pending.touch(update.device) }
-                }
+                // The device's own clock: its timers due by this update's time fire first, with its
+                // last position, exactly as in a replay (docs/semantics.md).
+                let before = events.count
+                c.engine.advance(update.device, to: update.time, into: &events)
+                if events.count > before { c.pending.touch(update.device) }
                 if let rejection = c.engine.process(update, into: &events) {
                     result.rejections.append(.init(index: index, error: GeofencingError(rejection)))
                 } else {
                     c.pending.touch(update.device)
-                    if live {
-                        c.lastArrivals[update.device] = now
-                        c.timerFloors.removeValue(forKey: update.device)
-                    }
+                    c.lastArrivals[update.device] = now
+                    c.timerFloors.removeValue(forKey: update.device)
                 }
             }
             c.log(events, into: &result.events)
@@ -173,6 +168,56 @@ extension GeofencingService {
             // threads are processed during it and share the next one (see `GroupCommit`).
             return (result, c.commitTicket())
         }
+    }
+
+    /// The data clock's batch: each update first advances every device's clock to its time, then goes
+    /// to the engine unless it is too inaccurate — in one engine call
+    /// (``ShardedEngine/processOnDataClock(_:clockOnly:)``), which also says which devices changed, once
+    /// each. Gives exactly the events, rejections and changes of one engine call per update.
+    private static func processOnDataClock<Updates: Collection>(_ batch: Updates, options: GeofencingOptions,
+                                                               core c: inout ServiceCore, into result: inout BatchResult)
+    where Updates.Element == LocationUpdate {
+        let done: Void? = batch.withContiguousStorageIfAvailable { updates in
+            processOnDataClock(updates, options: options, core: &c, into: &result)
+        }
+        if done == nil {
+            Array(batch).withUnsafeBufferPointer { updates in
+                processOnDataClock(updates, options: options, core: &c, into: &result)
+            }
+        }
+    }
+
+    /// ``processOnDataClock(_:options:core:into:)`` on the batch in place.
+    private static func processOnDataClock(_ updates: UnsafeBufferPointer<LocationUpdate>, options: GeofencingOptions,
+                                           core c: inout ServiceCore, into result: inout BatchResult) {
+        var refused: [BatchResult.Rejection] = []
+        var clockOnly: [Int] = []
+        if let maximum = options.maximumHorizontalAccuracy {
+            for index in updates.indices {
+                guard let refusal = inaccurateLocation(updates[index], maximum: maximum) else { continue }
+                refused.append(.init(index: index, error: refusal))
+                clockOnly.append(index)
+            }
+        }
+        let output = c.engine.processOnDataClock(updates, clockOnly: clockOnly)
+        c.pending.touch(output.changedDevices)
+        // Both lists are in batch order, and no update is in both.
+        let rejections = output.rejections
+        if rejections.isEmpty {
+            result.rejections += refused
+        } else {
+            var f = 0
+            result.rejections.reserveCapacity(result.rejections.count + refused.count + rejections.count)
+            for rejection in rejections {
+                while f < refused.count, refused[f].index < rejection.index {
+                    result.rejections.append(refused[f])
+                    f += 1
+                }
+                result.rejections.append(.init(index: rejection.index, error: GeofencingError(rejection.rejection)))
+            }
+            result.rejections.append(contentsOf: refused[f...])
+        }
+        c.log(output.events, into: &result.events)
     }
 
     /// The live time model's batch, when no device of it has a timer floor: the checks that need no

@@ -73,13 +73,15 @@ public final class InMemoryGeofencingStore: GeofencingStore {
             }
             for change in changes.devices {
                 var snapshot = change.snapshot
-                if let old = c.devices[snapshot.device] {
-                    if !change.presenceChanged { snapshot.memberships = old.memberships }
+                // A known device (the usual case) is found once and replaced in place.
+                if let index = c.devices.index(forKey: snapshot.device) {
+                    if !change.presenceChanged { snapshot.memberships = c.devices.values[index].memberships }
+                    c.devices.values[index] = snapshot
                 } else {
                     c.deviceOrder.append(snapshot.device)
                     if !change.presenceChanged { snapshot.memberships = [] }
+                    c.devices[snapshot.device] = snapshot
                 }
-                c.devices[snapshot.device] = snapshot
             }
             c.events += changes.events
             if let consent = changes.serviceConsent { c.serviceConsent = consent }
