@@ -118,6 +118,9 @@ struct IndexBuilder {
         edges.reserveCapacity(3 * expected)
         pendingEntries.reserveCapacity(2 * expected)
         pendingCells.reserveCapacity(2 * expected)
+        HugePages.advise(capacityOf: &edges)
+        HugePages.advise(capacityOf: &pendingEntries)
+        HugePages.advise(capacityOf: &pendingCells)
     }
 
     /// Rasterizes the regions in `range`, in order.
@@ -302,7 +305,11 @@ struct IndexBuilder {
         edges = []
         parts = []
         let cellCount = grid.cellCount
-        var start = [UInt32](repeating: 0, count: cellCount + 1)
+        var start = [UInt32](unsafeUninitializedCapacity: cellCount + 1) { buffer, count in
+            HugePages.advise(UnsafeRawPointer(buffer.baseAddress), bytes: (cellCount + 1) * 4)
+            buffer.baseAddress!.initialize(repeating: 0, count: cellCount + 1)
+            count = cellCount + 1
+        }
         for part in all {
             for k in part.cells.indices {
                 start[Int(part.cells[k]) + 1] += max(1, part.entries[k].edgeCount)
@@ -316,6 +323,7 @@ struct IndexBuilder {
         // edges are built at once).
         let records = total == 0 ? [] : [EdgeRecord](unsafeUninitializedCapacity: total) { target, count in
             guard let target = target.baseAddress else { count = 0; return }
+            HugePages.advise(UnsafeRawPointer(target), bytes: total * MemoryLayout<EdgeRecord>.stride)
             cursor.withUnsafeMutableBufferPointer { cursor in
                 for part in all {
                     part.edges.withUnsafeBufferPointer { source in
