@@ -48,9 +48,7 @@ public struct RegionIndex: Sendable {
     ///   inside the cell, independent of the number of regions elsewhere; no allocation when
     ///   `result` has enough capacity.
     public func regions(containing point: Coordinate, into result: inout [Int32]) {
-        // Results hold a few regions: removing them one by one costs less than `removeAll(keepingCapacity:)`,
-        // whose general range replacement was about 35 instructions a query (callgrind).
-        while !result.isEmpty { result.removeLast() }
+        if !result.isEmpty { result.removeAll(keepingCapacity: true) }
         let x = point.longitude, y = point.latitude
         if x.isNaN || y.isNaN { return }
         guard x > -180, x < 180, y >= -90, y <= 90 else {
@@ -138,22 +136,20 @@ public struct RegionIndex: Sendable {
         var inside = header.flags & CellEntry.insideFlag != 0
         let dqx = qx - cx, dqy = qy - cy
         // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
-        // segment (nor its infinitesimally shifted copy) nor hold q.
+        // segment (nor its infinitesimally shifted copy) nor hold q: four comparisons reject most
+        // edges of a cell before any orientation test.
         let minX = Swift.min(cx, qx), maxX = Swift.max(cx, qx)
         let minY = Swift.min(cy, qy), maxY = Swift.max(cy, qy)
         var k = start
         while k < end {
             let e = records[k]
             k += 1
-            // Both ends strictly on one side of the line c–q (most edges of a cell): neither crossed nor
-            // touching q. Two determinants and two comparisons, where the box test first cost up to
-            // eight comparisons and as many branches the processor cannot predict (which side of the
-            // box an edge lies varies from query to query).
-            let d1 = dqx * (e.ay - cy) - dqy * (e.ax - cx)
-            let d2 = dqx * (e.by - cy) - dqy * (e.bx - cx)
-            if Swift.min(d1, d2) > bound || Swift.max(d1, d2) < -bound { continue }
             if (e.ax < minX && e.bx < minX) || (e.ax > maxX && e.bx > maxX)
                 || (e.ay < minY && e.by < minY) || (e.ay > maxY && e.by > maxY) { continue }
+            let d1 = dqx * (e.ay - cy) - dqy * (e.ax - cx)
+            let d2 = dqx * (e.by - cy) - dqy * (e.bx - cx)
+            // Both strictly on one side of the line c–q: neither crossed nor touching q.
+            if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
             let c = Coordinate(latitude: cy, longitude: cx)
             let q = Coordinate(latitude: qy, longitude: qx)
             let a = Coordinate(latitude: e.ay, longitude: e.ax)
