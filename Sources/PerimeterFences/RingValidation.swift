@@ -67,7 +67,7 @@ enum RingValidation {
                                  minY: min(a.latitude, b.latitude), maxY: max(a.latitude, b.latitude), edge: i))
         }
         // Any order of boxes with equal west ends will do: each pair is still met once.
-        boxes = bucketSorted(boxes, key: \.minX) { $0.minX < $1.minX }
+        boxes = bucketSorted(boxes, key: { $0.minX }) { $0.minX < $1.minX }
         var best: (Int, Int)?
         ring.withUnsafeBufferPointer { ring in
             boxes.withUnsafeBufferPointer { boxes in
@@ -192,7 +192,7 @@ enum RingValidation {
             sorted.append(Event(x: low[i].longitude, y: low[i].latitude, code: Int32(i << 1)))
             sorted.append(Event(x: high[i].longitude, y: high[i].latitude, code: Int32(i << 1 | 1)))
         }
-        sorted = bucketSorted(sorted, key: \.x) { e, f in
+        sorted = bucketSorted(sorted, key: { $0.x }) { e, f in
             e.x < f.x || (e.x == f.x && (e.y < f.y || (e.y == f.y && e.code & 1 > f.code & 1)))  // leaving first
         }
         let events = sorted.map(\.code)
@@ -235,10 +235,13 @@ enum RingValidation {
                 func touch(_ a: Int, _ b: Int) -> Bool {
                     !adjacent(a, b) && segmentsTouch(ring[a], ring[a + 1], ring[b], ring[b + 1])
                 }
-                var order: [Int32] = []  // the edges the line crosses, south to north
+                // The edges the line crosses, south to north. The functions below take it as a parameter
+                // rather than capture it: a captured variable cost a dynamic exclusivity check on every
+                // access (`swift_beginAccess`, about a tenth of the sweep, perf).
+                var order: [Int32] = []
                 /// Where `edge` belongs in `order` (the first position whose edge is not south of it);
                 /// `nil` when the order cannot be told.
-                func position(of edge: Int) -> Int? {
+                func position(of edge: Int, _ order: [Int32]) -> Int? {
                     var lo = 0, hi = order.count
                     while lo < hi {
                         let mid = (lo + hi) >> 1
@@ -252,7 +255,7 @@ enum RingValidation {
                 /// Whether `edge` belongs at `j` in `order`: the edge below is south of it and the one
                 /// above is not — where the binary search would put it, in an order that is consistent
                 /// (as it is until the sweep passes a meeting of edges, which it finds first).
-                @inline(__always) func fits(_ edge: Int, at j: Int) -> Bool {
+                @inline(__always) func fits(_ edge: Int, at j: Int, _ order: [Int32]) -> Bool {
                     (j == 0 || isSouth(Int(order[j - 1]), of: edge) == true)
                         && (j == order.count || isSouth(Int(order[j]), of: edge) == false)
                 }
@@ -272,12 +275,12 @@ enum RingValidation {
                     let edge = Int(event >> 1)
                     if event & 1 == 0 {
                         let k: Int
-                        if near >= 0, near <= order.count, fits(edge, at: near) {
+                        if near >= 0, near <= order.count, fits(edge, at: near, order) {
                             k = near
-                        } else if near >= 0, near < order.count, fits(edge, at: near + 1) {
+                        } else if near >= 0, near < order.count, fits(edge, at: near + 1, order) {
                             k = near + 1
                         } else {
-                            guard let found = position(of: edge) else { return false }
+                            guard let found = position(of: edge, order) else { return false }
                             k = found
                         }
                         order.insert(Int32(edge), at: k)
@@ -291,7 +294,7 @@ enum RingValidation {
                         } else if near > 0, near - 1 < order.count, Int(order[near - 1]) == edge {
                             k = near - 1
                         } else {
-                            guard let found = position(of: edge), found < order.count, Int(order[found]) == edge else { return false }
+                            guard let found = position(of: edge, order), found < order.count, Int(order[found]) == edge else { return false }
                             k = found
                         }
                         if e < events.count, events[e] & 1 == 0, case let next = Int(events[e] >> 1),

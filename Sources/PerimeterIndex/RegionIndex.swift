@@ -58,13 +58,13 @@ public struct RegionIndex: Sendable {
                 for r in regions.indices where regions[r].contains(point) { result.append(Int32(r)) }
                 return
             }
-            mergeAlwaysTested(point, &result)
+            if !alwaysTested.isEmpty { mergeAlwaysTested(point, &result) }
             return
         }
         if let (column, row) = grid.cell(x: x, y: y) {
             scanCell(column: column, row: row, point, &result)
         }
-        mergeAlwaysTested(point, &result)
+        if !alwaysTested.isEmpty { mergeAlwaysTested(point, &result) }
     }
 
     /// Appends, ascending, the candidates that contain the point.
