@@ -97,32 +97,8 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
             publishLoop()
             finished.leave()
         }
-        let fenceWatcher = try resources.fences.watch()
-        watchers.withLock { $0.append(fenceWatcher) }
-        try drain(fenceWatcher, of: resources.fences, untilCaughtUp: true, timeout: timeout) { applyFence($0, service: service) }
-        finished.enter()
-        Thread.detachNewThread { [self] in
-            Thread.current.name = "perimeter-relay-fences"
-            while isRunning {
-                do {
-                    try drain(fenceWatcher, of: resources.fences, untilCaughtUp: false, timeout: .milliseconds(250)) {
-                        applyFence($0, service: service)
-                    }
-                } catch {
-                    if isRunning { usleep(100_000) }
-                }
-            }
-            finished.leave()
-        }
-        let consentWatcher = try resources.consent.watch()
-        watchers.withLock { $0.append(consentWatcher) }
-        try drain(consentWatcher, of: resources.consent, untilCaughtUp: true, timeout: timeout) { applyConsent($0, service: service) }
-        finished.enter()
-        Thread.detachNewThread { [self] in
-            Thread.current.name = "perimeter-relay-consent"
-            consentLoop(consentWatcher, service: service)
-            finished.leave()
-        }
+        try watch(resources.fences, thread: "perimeter-relay-fences", timeout: timeout) { [self] in applyFence($0, service: service) }
+        try watch(resources.consent, thread: "perimeter-relay-consent", timeout: timeout) { [self] in applyConsent($0, service: service) }
         let streamState = try resources.jetStream.streamState(resources.layout.eventStream)
         let consumer = try events(from: 1)
         let deadline = ContinuousClock.now + timeout
@@ -292,8 +268,10 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
         }
     }
 
-    /// Applies one revision of the fences bucket to `service`.
+    /// Applies one revision of the fences bucket to `service`, unless a revision as late was applied
+    /// already (a replaced watch delivers every key's latest revision again).
     private func applyFence(_ entry: KeyValueEntry, service: GeofencingService) {
+        guard entry.revision > fenceProgress.withLock({ appliedFenceRevision }) else { return }
         let id = FenceID(SubjectToken.decode(entry.key) ?? entry.key)
         if entry.operation == .put, case .feature(let feature)? = GeoJSONReader().read(entry.value).object {
             _ = try? service.applyRelayedFences(upserted: [feature], removed: [])
@@ -324,31 +302,39 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
         _ = try? service.applyRelayedConsent(isConsentGiven, for: device, position: entry.revision)
     }
 
-    /// Applies the consent bucket's changes until ``stop()``. A watch that fails (its server died, the
-    /// connection closed) is replaced by a new one, which delivers every key's latest value again: what
-    /// was applied already is ignored by its revision, and a change made meanwhile is not missed.
-    private func consentLoop(_ first: KeyValueWatcher, service: GeofencingService) {
-        var watcher = first
-        while isRunning {
-            do throws(NATSError) {
-                try drain(watcher, of: resources.consent, untilCaughtUp: false, timeout: .milliseconds(250)) {
-                    applyConsent($0, service: service)
+    /// Watches `bucket`: hands its current values to `apply` before it returns (at most `timeout`), then
+    /// every change, on a thread named `thread`, until ``stop()``. A watch that fails (its server died,
+    /// the connection closed) is replaced by a new one, which delivers every key's latest revision again:
+    /// `apply` skips what it applied already by revision, and misses no change made meanwhile.
+    private func watch(_ bucket: KeyValueBucket, thread: String, timeout: Duration,
+                       apply: @escaping @Sendable (KeyValueEntry) -> Void) throws(NATSError) {
+        let first = try bucket.watch()
+        watchers.withLock { $0.append(first) }
+        try drain(first, of: bucket, untilCaughtUp: true, timeout: timeout, apply: apply)
+        finished.enter()
+        Thread.detachNewThread { [self] in
+            Thread.current.name = thread
+            var watcher = first
+            while isRunning {
+                do throws(NATSError) {
+                    try drain(watcher, of: bucket, untilCaughtUp: false, timeout: .milliseconds(250), apply: apply)
+                } catch {
+                    guard isRunning else { break }
+                    usleep(100_000)
+                    guard let fresh = try? bucket.watch() else { continue }
+                    let old = watcher
+                    watchers.withLock { list in
+                        list.removeAll { $0 === old }
+                        list.append(fresh)
+                    }
+                    old.stop()
+                    watcher = fresh
                 }
-            } catch {
-                guard isRunning else { break }
-                usleep(100_000)
-                guard let fresh = try? resources.consent.watch() else { continue }
-                let old = watcher
-                watchers.withLock { list in
-                    list.removeAll { $0 === old }
-                    list.append(fresh)
-                }
-                old.stop()
-                watcher = fresh
             }
+            // A watch made while ``stop()`` ran may have missed its stop.
+            watcher.stop()
+            finished.leave()
         }
-        // A watch made while ``stop()`` ran may have missed its stop.
-        watcher.stop()
     }
 
     // MARK: Events

@@ -16,26 +16,6 @@ import Testing
 @Suite("API nodes share consent (NATS and HTTP on loopback)", .serialized,
        .disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))
 struct APINodeConsentTests {
-    /// One more API node of `resources`' cluster: its own relay and server.
-    final class ExtraNode {
-        let relay: ClusterRelay
-        let server: PerimeterServer
-
-        init(resources: ClusterResources) throws {
-            relay = ClusterRelay(resources: resources)
-            var configuration = ServerConfiguration(databasePath: nil, address: "127.0.0.1", port: 0, threads: 1,
-                                                    api: APIConfiguration(heartbeatInterval: 60), drainTimeout: 5)
-            configuration.relay = relay
-            server = try PerimeterServer(configuration: configuration)
-            try relay.start(service: server.service)
-        }
-
-        func stop() {
-            server.stop()
-            relay.stop()
-        }
-    }
-
     /// Records each consent change a service announces, with when it arrived.
     final class ConsentRecorder: ExtendedGeofencingObserver {
         let changes = Mutex<[(device: DeviceID?, given: Bool, at: ContinuousClock.Instant)]>([])
@@ -92,7 +72,7 @@ struct APINodeConsentTests {
     @Test func deviceConsentRevokedOnOneNodeIsRefusedByAnother() async throws {
         let node = try APINodeTests.Node()
         defer { node.stop() }
-        let second = try ExtraNode(resources: node.resources)
+        let second = try APINodeTests.APINode(resources: node.resources)
         defer { second.stop() }
         let (mine, theirs) = (ConsentRecorder(), ConsentRecorder())
         node.server.service.addObserver(mine)
@@ -166,7 +146,7 @@ struct APINodeConsentTests {
     @Test func serviceConsentIsSharedAndANodeStartedLaterReadsEveryConsent() async throws {
         let node = try APINodeTests.Node()
         defer { node.stop() }
-        let second = try ExtraNode(resources: node.resources)
+        let second = try APINodeTests.APINode(resources: node.resources)
         defer { second.stop() }
         let (mine, theirs) = (ConsentRecorder(), ConsentRecorder())
         node.server.service.addObserver(mine)
@@ -190,7 +170,7 @@ struct APINodeConsentTests {
         // Both revoked before a third node starts: a device's on node 2, the service-wide on node 1.
         #expect(try two.request("PUT", Self.path("a b") + "/consent", body: Self.granted(false)).status == 200)
         #expect(try one.request("PUT", "/v1/consent", body: Self.granted(false)).status == 200)
-        let third = try ExtraNode(resources: node.resources)
+        let third = try APINodeTests.APINode(resources: node.resources)
         defer { third.stop() }
         let three = try TestClient(port: third.server.port)
         let recorder = ConsentRecorder()

@@ -33,7 +33,7 @@ struct APINodeFenceOrderTests {
     @Test func concurrentChangesOfOneFenceEndAsTheBucketOnEveryNode() async throws {
         let node = try APINodeTests.Node()
         defer { node.stop() }
-        let second = try APINodeConsentTests.ExtraNode(resources: node.resources)
+        let second = try APINodeTests.APINode(resources: node.resources)
         defer { second.stop() }
         let ports = [node.server.port, second.server.port]
         let rounds = 25

@@ -15,12 +15,33 @@ import Testing
 struct APINodeTests {
     static let nats: Result<NATSServer, any Error> = Result { try NATSServer.start(name: "api-node-tests") }
 
+    /// One API node of a cluster: a server whose service relays to `resources`' cluster, started.
+    final class APINode {
+        let relay: ClusterRelay
+        let server: PerimeterServer
+
+        init(resources: ClusterResources, threads: Int = 1) throws {
+            relay = ClusterRelay(resources: resources)
+            var configuration = ServerConfiguration(databasePath: nil, address: "127.0.0.1", port: 0, threads: threads,
+                                                    api: APIConfiguration(heartbeatInterval: 60), drainTimeout: 5)
+            configuration.relay = relay
+            server = try PerimeterServer(configuration: configuration)
+            try relay.start(service: server.service)
+        }
+
+        func stop() {
+            server.stop()
+            relay.stop()
+        }
+    }
+
     /// A running cluster of one NATS server, one worker and one API node.
     final class Node {
         let resources: ClusterResources
         let worker: ClusterWorker
-        let relay: ClusterRelay
-        let server: PerimeterServer
+        let api: APINode
+        var relay: ClusterRelay { api.relay }
+        var server: PerimeterServer { api.server }
 
         init(partitions: Int = 4) throws {
             let connection = try NATSConnection(urls: [try APINodeTests.nats.get().url], name: "api-node-test")
@@ -33,17 +54,11 @@ struct APINodeTests {
                                    configuration: ClusterWorker.Configuration(id: "worker-1", leaseDuration: .seconds(10),
                                                                               tickInterval: .milliseconds(100)))
             worker.start()
-            relay = ClusterRelay(resources: resources)
-            var configuration = ServerConfiguration(databasePath: nil, address: "127.0.0.1", port: 0, threads: 2,
-                                                    api: APIConfiguration(heartbeatInterval: 60), drainTimeout: 5)
-            configuration.relay = relay
-            server = try PerimeterServer(configuration: configuration)
-            try relay.start(service: server.service)
+            api = try APINode(resources: resources, threads: 2)
         }
 
         func stop() {
-            server.stop()
-            relay.stop()
+            api.stop()
             worker.stop(releasing: true)
         }
     }
