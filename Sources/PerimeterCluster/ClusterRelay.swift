@@ -52,7 +52,9 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
     private let fenceProgress = NSCondition()
     /// The latest fences-bucket revision the watcher applied to the service (behind `fenceProgress`).
     private var appliedFenceRevision: UInt64 = 0
-    /// How long ``relayFences(upserted:removed:)`` waits for the watcher to apply a stored change.
+    /// How long ``relayFences(upserted:removed:)`` waits at least for the watcher to apply a stored
+    /// change; for a large change, twice as long as storing it took if that is longer (the watcher
+    /// applies while the change is being stored, about as fast).
     static let fenceApplyTimeout: Duration = .seconds(10)
 
     /// A relay for the cluster `resources` describe (``ClusterResources/open(on:layout:replicas:leaseDuration:)``).
@@ -97,8 +99,10 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
             publishLoop()
             finished.leave()
         }
-        try watch(resources.fences, thread: "perimeter-relay-fences", timeout: timeout) { [self] in applyFence($0, service: service) }
-        try watch(resources.consent, thread: "perimeter-relay-consent", timeout: timeout) { [self] in applyConsent($0, service: service) }
+        try watch(resources.fences, thread: "perimeter-relay-fences", timeout: timeout) { [self] in applyFences($0, service: service) }
+        try watch(resources.consent, thread: "perimeter-relay-consent", timeout: timeout) { [self] entries in
+            for entry in entries { applyConsent(entry, service: service) }
+        }
         let streamState = try resources.jetStream.streamState(resources.layout.eventStream)
         let consumer = try events(from: 1)
         let deadline = ContinuousClock.now + timeout
@@ -151,6 +155,7 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
     @discardableResult
     public func relayFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError) -> Bool {
         var stored: UInt64 = 0
+        let storing = ContinuousClock.now
         do throws(NATSError) {
             for feature in upserted {
                 guard let id = feature.id else { continue }
@@ -168,14 +173,15 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
             throw GeofencingError(.storageFailure, "the fence change was not stored in the cluster's fences bucket \(resources.fences.name): \(error)")
         }
         guard isRunning else { return false }
-        let deadline = Date().addingTimeInterval(Double(Self.fenceApplyTimeout.components.seconds))
+        let patience = max(Self.fenceApplyTimeout, (ContinuousClock.now - storing) * 2)
+        let deadline = Date().addingTimeInterval(Double(patience.components.seconds) + Double(patience.components.attoseconds) / 1e18)
         let applied = fenceProgress.withLock { () -> UInt64 in
             while appliedFenceRevision < stored, fenceProgress.wait(until: deadline) {}
             return appliedFenceRevision
         }
         guard applied >= stored else {
             throw GeofencingError(.storageFailure,
-                                  "the fence change was stored in the cluster's fences bucket \(resources.fences.name) (revision \(stored)), but this node's watch of the bucket had applied only revision \(applied) after \(Self.fenceApplyTimeout); the node applies it when its watch catches up, and sending the change again is safe")
+                                  "the fence change was stored in the cluster's fences bucket \(resources.fences.name) (revision \(stored)), but this node's watch of the bucket had applied only revision \(applied) after \(patience); the node applies it when its watch catches up, and sending the change again is safe")
         }
         return true
     }
@@ -249,37 +255,70 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
     // MARK: Watches
 
     /// Hands `watcher`'s entries to `apply` until the initial values are delivered (`untilCaughtUp`, at
-    /// most `timeout` in all) or until one wait of `timeout` passes without any.
+    /// most `timeout` in all) or until one wait of `timeout` passes without any. Entries that have
+    /// arrived together are handed over together, in revision order (a bulk import of fences is then
+    /// applied in a few calls, each building the index once, instead of one build per fence).
     private func drain(_ watcher: KeyValueWatcher, of bucket: KeyValueBucket, untilCaughtUp: Bool, timeout: Duration,
-                       apply: (KeyValueEntry) -> Void) throws(NATSError) {
+                       apply: ([KeyValueEntry]) -> Void) throws(NATSError) {
         let deadline = ContinuousClock.now + timeout
+        var gathered: [KeyValueEntry] = []
         while true {
-            let wait = untilCaughtUp ? max(deadline - .now, .milliseconds(1)) : timeout
-            guard let update = try watcher.next(timeout: wait) else {
-                if !untilCaughtUp { return }
-                throw NATSError.timeout("watch of \(bucket.name)", "the bucket's values did not arrive within \(timeout)")
+            // Nothing waits long while entries are gathered: what has arrived is applied first.
+            let wait = !gathered.isEmpty ? .milliseconds(1) : untilCaughtUp ? max(deadline - .now, .milliseconds(1)) : timeout
+            let update: KeyValueWatcher.Update?
+            do {
+                update = try watcher.next(timeout: wait)
+            } catch {
+                apply(gathered)
+                throw error
             }
             switch update {
-            case .caughtUp:
+            case nil where !gathered.isEmpty:
+                apply(gathered)
+                gathered.removeAll(keepingCapacity: true)
+            case nil:
+                if !untilCaughtUp { return }
+                throw NATSError.timeout("watch of \(bucket.name)", "the bucket's values did not arrive within \(timeout)")
+            case .caughtUp?:
+                apply(gathered)
+                gathered.removeAll(keepingCapacity: true)
                 if untilCaughtUp { return }
-            case .entry(let entry):
-                apply(entry)
+            case .entry(let entry)?:
+                gathered.append(entry)
+                if gathered.count == 1_000 {
+                    apply(gathered)
+                    gathered.removeAll(keepingCapacity: true)
+                }
             }
         }
     }
 
-    /// Applies one revision of the fences bucket to `service`, unless a revision as late was applied
-    /// already (a replaced watch delivers every key's latest revision again).
-    private func applyFence(_ entry: KeyValueEntry, service: GeofencingService) {
-        guard entry.revision > fenceProgress.withLock({ appliedFenceRevision }) else { return }
-        let id = FenceID(SubjectToken.decode(entry.key) ?? entry.key)
-        if entry.operation == .put, case .feature(let feature)? = GeoJSONReader().read(entry.value).object {
-            _ = try? service.applyRelayedFences(upserted: [feature], removed: [])
-        } else {
-            _ = try? service.applyRelayedFences(upserted: [], removed: [id])
+    /// Applies revisions of the fences bucket to `service` in order, skipping those applied already (a
+    /// replaced watch delivers every key's latest revision again): each run of puts in one call, each
+    /// run of deletes in one.
+    private func applyFences(_ entries: [KeyValueEntry], service: GeofencingService) {
+        guard let last = entries.last else { return }
+        let applied = fenceProgress.withLock { appliedFenceRevision }
+        var upserted: [GeoJSON.Feature] = []
+        var removed: [FenceID] = []
+        for entry in entries where entry.revision > applied {
+            if entry.operation == .put, case .feature(let feature)? = GeoJSONReader().read(entry.value).object {
+                if !removed.isEmpty {
+                    _ = try? service.applyRelayedFences(upserted: [], removed: removed)
+                    removed.removeAll()
+                }
+                upserted.append(feature)
+            } else {
+                if !upserted.isEmpty {
+                    _ = try? service.applyRelayedFences(upserted: upserted, removed: [])
+                    upserted.removeAll()
+                }
+                removed.append(FenceID(SubjectToken.decode(entry.key) ?? entry.key))
+            }
         }
+        _ = try? service.applyRelayedFences(upserted: upserted, removed: removed)
         fenceProgress.withLock {
-            appliedFenceRevision = max(appliedFenceRevision, entry.revision)
+            appliedFenceRevision = max(appliedFenceRevision, last.revision)
             fenceProgress.broadcast()
         }
     }
@@ -307,7 +346,7 @@ public final class ClusterRelay: DetectionRelay, @unchecked Sendable {
     /// the connection closed) is replaced by a new one, which delivers every key's latest revision again:
     /// `apply` skips what it applied already by revision, and misses no change made meanwhile.
     private func watch(_ bucket: KeyValueBucket, thread: String, timeout: Duration,
-                       apply: @escaping @Sendable (KeyValueEntry) -> Void) throws(NATSError) {
+                       apply: @escaping @Sendable ([KeyValueEntry]) -> Void) throws(NATSError) {
         let first = try bucket.watch()
         watchers.withLock { $0.append(first) }
         try drain(first, of: bucket, untilCaughtUp: true, timeout: timeout, apply: apply)

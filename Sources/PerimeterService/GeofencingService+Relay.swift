@@ -112,18 +112,25 @@ extension GeofencingService {
     }
 
     /// Applies fence changes read from where the relay stores them (another API node's, or this one's
-    /// coming back) to this service only: `upserted` added or replaced one by one, `removed` removed.
+    /// coming back) to this service only: `upserted` added or replaced (in one index build when none is
+    /// refused), then `removed` removed.
     /// - Returns: the features that could not be applied, with the reason (a feature these options
     ///   refuse; the detecting processes decide for themselves).
     @discardableResult
     public func applyRelayedFences(upserted: [GeoJSON.Feature], removed: [FenceID]) throws(GeofencingError)
         -> [(feature: GeoJSON.Feature, error: GeofencingError)] {
         var refused: [(feature: GeoJSON.Feature, error: GeofencingError)] = []
-        for feature in upserted {
-            do throws(GeofencingError) {
-                try applyFeatures([feature])
-            } catch where error.code == .invalidFeature || error.code == .limitExceeded {
-                refused.append((feature, error))
+        do throws(GeofencingError) {
+            // All at once (one index build) unless one is refused; then one by one, so that only the
+            // refused ones are left out.
+            if !upserted.isEmpty { try applyFeatures(upserted) }
+        } catch where error.code == .invalidFeature || error.code == .limitExceeded {
+            for feature in upserted {
+                do throws(GeofencingError) {
+                    try applyFeatures([feature])
+                } catch where error.code == .invalidFeature || error.code == .limitExceeded {
+                    refused.append((feature, error))
+                }
             }
         }
         if !removed.isEmpty {

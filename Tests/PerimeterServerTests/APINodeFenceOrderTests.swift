@@ -119,4 +119,49 @@ struct APINodeFenceOrderTests {
         try service.clearFeatures()
         #expect(try service.features().map { $0.properties["name"]?.stringValue } == ["added meanwhile"])
     }
+
+    /// How many fences `port` lists (following the pages).
+    static func fenceCount(port: UInt16) throws -> Int {
+        let client = try TestClient(port: port)
+        var count = 0
+        var cursor: String?
+        repeat {
+            let page = T.parse(try client.request("GET", "/v1/fences?limit=1000" + (cursor.map { "&cursor=\($0)" } ?? "")).body)
+            count += page["features"]?.arrayValue?.count ?? 0
+            cursor = page["nextCursor"]?.stringValue
+        } while cursor != nil
+        return count
+    }
+
+    /// A bulk import through one node is answered once that node applied it, and reaches the other node
+    /// and a node started afterwards: the watcher applies what arrived together in one call (one index
+    /// build), so 2,000 fences do not cost 2,000 builds on any node. Then a group deleted through the
+    /// second node is gone everywhere, the rest kept.
+    @Test func aBulkImportReachesEveryNodeInOneGo() async throws {
+        let node = try APINodeTests.Node()
+        defer { node.stop() }
+        let second = try APINodeTests.APINode(resources: node.resources)
+        defer { second.stop() }
+        let count = 2_000
+        let features = (0..<count).map { i in
+            T.square(id: "f\(i)", group: i % 2 == 0 ? "even" : "odd", name: "fence \(i)", offset: Double(i % 40) * 0.01)
+        }
+        let body = Array(("{\"type\":\"FeatureCollection\",\"features\":[" + features.joined(separator: ",") + "]}").utf8)
+        let answer = try TestClient(port: node.server.port, timeout: 60).request("POST", "/v1/fences", body: body)
+        #expect(answer.status == 200, "\(answer.text.prefix(300))")
+        #expect(try Self.fenceCount(port: node.server.port) == count, "answered once applied on the node that took it")
+        try await APINodeTests.poll(timeout: .seconds(20)) { try Self.fenceCount(port: second.server.port) == count }
+        let third = try APINodeTests.APINode(resources: node.resources)
+        defer { third.stop() }
+        #expect(try Self.fenceCount(port: third.server.port) == count, "read at start")
+
+        let deleted = try TestClient(port: second.server.port).request("DELETE", "/v1/fences?group=odd")
+        #expect(deleted.status == 200, "\(deleted.text)")
+        #expect(try Self.fenceCount(port: second.server.port) == count / 2)
+        try await APINodeTests.poll(timeout: .seconds(20)) {
+            try [node.server.port, third.server.port].allSatisfy { try Self.fenceCount(port: $0) == count / 2 }
+        }
+        #expect(try Self.name(of: "f2", port: third.server.port) == "fence 2")
+        #expect(try Self.name(of: "f3", port: node.server.port) == nil)
+    }
 }
