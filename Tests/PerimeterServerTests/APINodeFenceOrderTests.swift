@@ -135,14 +135,15 @@ struct APINodeFenceOrderTests {
 
     /// A bulk import through one node is answered once that node applied it, and reaches the other node
     /// and a node started afterwards: the watcher applies what arrived together in one call (one index
-    /// build), so 2,000 fences do not cost 2,000 builds on any node. Then a group deleted through the
-    /// second node is gone everywhere, the rest kept.
+    /// build), not one build per fence. Then a group deleted through the second node is gone
+    /// everywhere, the rest kept. (Kept small, 300 fences, so that it does not load the machine the
+    /// other suites share; docs/cluster.md has the 2,000-fence timing.)
     @Test func aBulkImportReachesEveryNodeInOneGo() async throws {
         let node = try APINodeTests.Node()
         defer { node.stop() }
         let second = try APINodeTests.APINode(resources: node.resources)
         defer { second.stop() }
-        let count = 2_000
+        let count = 300
         let features = (0..<count).map { i in
             T.square(id: "f\(i)", group: i % 2 == 0 ? "even" : "odd", name: "fence \(i)", offset: Double(i % 40) * 0.01)
         }
