@@ -43,8 +43,8 @@ extension DetectionEngine {
     /// - Parameter clockOnly: ascending positions of updates the caller refused (a service's accuracy
     ///   limit): the clock still moves to their time, but the engine does not see them.
     /// - Complexity: the updates' own cost, plus ``devicesWithDwellsDue(by:)`` per update while some
-    ///   timer is pending (O(1) when none is due; nothing at all when no timer is pending), plus one
-    ///   device-table look-up per accepted update to list the changed devices once each.
+    ///   timer is pending (O(1) when none is due; nothing at all when no timer is pending), and one bit per
+    ///   accepted update (the slot the engine resolved) to list the changed devices once each.
     public mutating func processOnDataClock(_ updates: UnsafeBufferPointer<LocationUpdate>,
                                             clockOnly: [Int] = []) -> DataClockOutput {
         var output = DataClockOutput()
@@ -69,16 +69,20 @@ extension DetectionEngine {
                 skip += 1
                 continue
             }
-            if let rejection = process(update, into: &output.events) {
+            // A fresh handle: the engine resolves it to the device's slot, so listing the device needs no
+            // second look-up of its id.
+            var handle = DeviceHandle()
+            if let rejection = process(update, handle: &handle, into: &output.events) {
                 output.rejections.append((i, rejection))
                 continue
             }
             let device = update.device
-            guard let slot = slot(of: device) else {
+            guard handle.isResolved else {
                 output.changedDevices.append(device)
                 continue
             }
-            let word = Int(slot) >> 6, bit = UInt64(1) << UInt64(Int(slot) & 63)
+            let slot = Int(handle.slot)
+            let word = slot >> 6, bit = UInt64(1) << UInt64(slot & 63)
             if word >= listed.count { listed += repeatElement(0, count: word - listed.count + 1) }
             if listed[word] & bit == 0 {
                 listed[word] |= bit
