@@ -5,14 +5,17 @@ import PerimeterGeometry
 enum RingValidation {
     /// How ``firstSelfIntersection(_:method:)`` searches.
     enum Method: Sendable {
-        /// The line sweep first for rings of ``sweepLineThreshold`` edges or more, the pair sweep for
-        /// shorter rings and for every ring the line sweep does not prove simple (what validation uses).
+        /// The star proof first (``isSimpleAsStar(_:edges:)``), then the line sweep for rings of
+        /// ``sweepLineThreshold`` edges or more, and the pair sweep for shorter rings and for every ring
+        /// neither proves simple (what validation uses).
         case automatic
         /// Edge boxes sorted by their west end, each compared with those that follow while their
         /// longitude ranges overlap; every pair whose boxes meet is tested.
         case pairs
         /// The line sweep (Shamos–Hoey) to prove the ring simple; the pair sweep when it cannot.
         case sweepLine
+        /// The star proof (``isSimpleAsStar(_:edges:)``); the pair sweep when it cannot.
+        case star
     }
 
     /// Rings with at least this many edges try the line sweep first (``Method/automatic``). Below it the
@@ -38,20 +41,34 @@ enum RingValidation {
     ///   anything it cannot order without a meeting of edges — a vertex used twice, a vertex on another
     ///   edge, adjacent edges folding back — ends it, and the pair sweep then finds the pair to report.
     ///   So a simple ring costs O(n log n) and a ring that is not costs what it did before.
-    /// - Complexity: O(n log n) for a simple ring of n ≥ ``sweepLineThreshold`` edges; otherwise
-    ///   O(n log n + k) as above. Repeated consecutive positions are ignored (edge numbers then count
-    ///   distinct positions).
+    /// - Before both, the star proof (``isSimpleAsStar(_:edges:)``) proves in O(n), without sorting, the
+    ///   rings that are star-shaped around a point it can find: convex rings, smooth ones, and rough ones
+    ///   like gen_workload.py's, whose every edge faces one centre. It too only ever proves a ring simple.
+    /// - Complexity: O(n) for a star-shaped ring, O(n log n) for another simple ring of
+    ///   n ≥ ``sweepLineThreshold`` edges; otherwise O(n log n + k) as above. Repeated consecutive positions
+    ///   are ignored (edge numbers then count distinct positions).
     static func firstSelfIntersection(_ positions: [Coordinate], method: Method = .automatic) -> (Int, Int)? {
-        var ring: [Coordinate] = []
-        ring.reserveCapacity(positions.count)
-        for c in positions where ring.last != c { ring.append(c) }
+        // Most rings repeat no position: then they are used as they are, without a copy.
+        var repeats = false
+        for k in positions.indices.dropFirst() where positions[k] == positions[k - 1] {
+            repeats = true
+            break
+        }
+        var ring = positions
+        if repeats {
+            ring = []
+            ring.reserveCapacity(positions.count)
+            for c in positions where ring.last != c { ring.append(c) }
+        }
         let n = ring.count - 1  // edges
         guard n >= 3 else { return nil }
-        let trySweepLine = switch method {
-        case .automatic: n >= sweepLineThreshold
-        case .sweepLine: true
-        case .pairs: false
+        let (tryStar, trySweepLine) = switch method {
+        case .automatic: (true, n >= sweepLineThreshold)
+        case .sweepLine: (false, true)
+        case .star: (true, false)
+        case .pairs: (false, false)
         }
+        if tryStar, ring.withUnsafeBufferPointer({ isSimpleAsStar($0, edges: n) }) { return nil }
         if trySweepLine, ring.withUnsafeBufferPointer({ isSimpleBySweepLine($0, edges: n) }) { return nil }
         return firstTouchingPair(ring, edges: n)
     }

@@ -52,7 +52,7 @@ struct RingValidationTests {
         return nil
     }
 
-    static let methods: [RingValidation.Method] = [.pairs, .sweepLine, .automatic]
+    static let methods: [RingValidation.Method] = [.pairs, .sweepLine, .star, .automatic]
 
     @Test(arguments: methods, [1, 2, 3, 4, 5] as [UInt64])
     func sweepMatchesBruteForce(method: RingValidation.Method, seed: UInt64) {
@@ -200,6 +200,69 @@ struct RingValidationTests {
             #expect(ring.withUnsafeBufferPointer { RingValidation.isSimpleBySweepLine($0, edges: n) }, "round \(round), \(count) vertices")
             #expect(RingValidation.firstSelfIntersection(ring, method: .pairs) == nil)
         }
+    }
+
+    /// Rings like gen_workload.py's (`star_ring`): strictly increasing angles with jitter, a radius of
+    /// many harmonics with a 1/f spectrum plus per-vertex noise, in degrees at a city's latitude.
+    private static func roughStar(count: Int, roughness: Double, harmonics: Int, radius: Double,
+                                  _ random: inout SplitMix64) -> [Coordinate] {
+        let offset = Double.random(in: 0..<(2 * Double.pi), using: &random)
+        let waves = (1...harmonics).map { k in
+            (Double.random(in: -1...1, using: &random) / Double(k), Double.random(in: 0..<(2 * Double.pi), using: &random))
+        }
+        let norm = max(1e-9, waves.map { $0.0 * $0.0 }.reduce(0, +).squareRoot())
+        var ring = (0..<count).map { k -> Coordinate in
+            let angle = (Double(k) + Double.random(in: 0..<0.8, using: &random)) / Double(count) * 2 * Double.pi + offset
+            var r = 1.0
+            for (j, (amplitude, phase)) in waves.enumerated() { r += roughness * amplitude / norm * sin(Double(j + 1) * angle + phase) }
+            r += roughness * 0.15 * Double.random(in: -1...1, using: &random)
+            r = max(r, 0.25) * radius
+            return Coordinate(latitude: 48.1 + r * sin(angle), longitude: 11.5 + r * cos(angle) / cos(48.1 * Double.pi / 180))
+        }
+        ring.append(ring[0])
+        return ring
+    }
+
+    /// The star proof is what makes validation linear, so it must prove star-shaped rings simple: smooth
+    /// ones from the mean of their vertices, rough ones of up to 20,000 vertices (gen_workload.py's large
+    /// fences, whose kernel is a few ten-thousandths of their width) from the kernel point, clockwise ones
+    /// (holes) too. Every answer is also the pair sweep's.
+    @Test("the star proof proves rough star-shaped rings simple, either way round")
+    func starProofProvesStarsSimple() {
+        var random = SplitMix64(seed: 41)
+        for round in 0..<24 {
+            let large = round % 3 == 0
+            let count = large ? Int.random(in: 1_000...20_000, using: &random) : Int.random(in: 8...200, using: &random)
+            var ring = Self.roughStar(count: count, roughness: large ? Double.random(in: 0.25...0.5, using: &random) : Double.random(in: 0.05...0.35, using: &random),
+                                      harmonics: large ? min(count / 4, 400) : Int.random(in: 2...7, using: &random),
+                                      radius: large ? 0.3 : 0.01, &random)
+            if round % 2 == 1 { ring.reverse() }
+            let n = ring.count - 1
+            #expect(ring.withUnsafeBufferPointer { RingValidation.isSimpleAsStar($0, edges: n) }, "round \(round), \(count) vertices")
+            if !large { #expect(RingValidation.firstSelfIntersection(ring, method: .pairs) == nil, "round \(round)") }
+        }
+    }
+
+    /// What the star proof must never call simple: a ring that goes twice around its centre with every
+    /// turn the same way (a pentagram), a ring not closed, and a ring with an edge through the centre.
+    @Test("the star proof refuses rings that wind twice, open rings and turns that change sign")
+    func starProofRefuses() {
+        func ring(_ points: [(Double, Double)]) -> [Coordinate] { points.map { Coordinate(latitude: $0.1, longitude: $0.0) } }
+        let pentagram = ring((0...5).map { k in
+            let angle = Double(k * 2 % 5) / 5 * 2 * Double.pi
+            return (cos(angle), sin(angle))
+        })
+        #expect(pentagram.withUnsafeBufferPointer { RingValidation.goesAroundOnce($0, edges: 5, seenFrom: Coordinate(latitude: 0, longitude: 0)) } == false)
+        #expect(pentagram.withUnsafeBufferPointer { RingValidation.isSimpleAsStar($0, edges: 5) } == false)
+        #expect(RingValidation.firstSelfIntersection(pentagram) != nil)
+        let square = ring([(0, 0), (1, 0), (1, 1), (0, 1), (0, 0)])
+        #expect(square.withUnsafeBufferPointer { RingValidation.isSimpleAsStar($0, edges: 4) })
+        #expect(square.withUnsafeBufferPointer { RingValidation.goesAroundOnce($0, edges: 4, seenFrom: Coordinate(latitude: 0, longitude: 0.5)) } == false)
+        let open = ring([(0, 0), (1, 0), (1, 1), (0, 1), (0, 0.5)])
+        #expect(open.withUnsafeBufferPointer { RingValidation.isSimpleAsStar($0, edges: 4) } == false)
+        // A bow tie: no point sees every edge turn the same way.
+        let bowTie = ring([(0, 0), (1, 1), (1, 0), (0, 1), (0, 0)])
+        #expect(bowTie.withUnsafeBufferPointer { RingValidation.isSimpleAsStar($0, edges: 4) } == false)
     }
 
     /// The bucket sort that orders the sweeps' events and boxes gives exactly `sorted(by:)`'s order: keys
