@@ -18,8 +18,9 @@ public struct RegionIndex: Sendable {
     /// `cellStart[c] ..< cellStart[c + 1]` are cell `c`'s records (row-major cell numbers).
     let cellStart: [UInt32]
     /// The cells' entries, grouped by cell, ascending region number within a cell: each entry a header
-    /// record (``EdgeRecord/header(region:flags:edgeCount:reference:bound:)``) followed by its edges.
-    let records: [EdgeRecord]
+    /// record (``CellRecord/header(region:flags:count:bound:)``), for a parity entry followed by its
+    /// reference point and its edges as chains of vertices (``CellRecord``).
+    let records: [CellRecord]
     /// Regions tested with `Region.contains` on every query (malformed input the grid cannot
     /// reason about), ascending.
     let alwaysTested: [Int32]
@@ -102,13 +103,13 @@ public struct RegionIndex: Sendable {
                 var needsExact = false
                 repeat {
                     let flags = header.flags
-                    let edgesStart = i + 1
-                    i = edgesStart + header.edgeCount
+                    let bodyStart = i + 1
+                    i = bodyStart + header.count
                     if !hit {
                         if flags & CellEntry.exactFlag != 0 { needsExact = true }
-                        hit = edgesStart == i
+                        hit = bodyStart == i
                             ? flags & CellEntry.insideFlag != 0
-                            : Self.parity(header, records, edgesStart, i, qx, qy)
+                            : Self.parity(header, records, bodyStart, i, qx, qy)
                     }
                     if i >= end { break }
                     header = records[i]
@@ -119,9 +120,9 @@ public struct RegionIndex: Sendable {
         }
     }
 
-    /// Whether the point is inside the polygon of the entry whose header is `header` and whose edges are
-    /// `records[start ..< end]`: on one of its edges, or an odd number of exact crossings away from the
-    /// reference point's parity.
+    /// Whether the point is inside the polygon of the entry whose header is `header` and whose reference
+    /// point and chains are `records[start ..< end]`: on one of its edges, or an odd number of exact
+    /// crossings away from the reference point's parity.
     ///
     /// The crossing rule treats vertices on the line through the reference point and the query as
     /// lying on its right (a consistent symbolic shift of that line), so every crossing is counted
@@ -130,9 +131,10 @@ public struct RegionIndex: Sendable {
     /// (``IndexBuilder/orientationBound(side:reach:)``); only a determinant within the bound asks the
     /// exact predicate, so every sign is exact.
     @inline(__always)
-    static func parity(_ header: EdgeRecord, _ records: UnsafeBufferPointer<EdgeRecord>, _ start: Int, _ end: Int,
+    static func parity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
                        _ qx: Double, _ qy: Double) -> Bool {
-        let cx = header.ax, cy = header.ay, bound = header.bx
+        let reference = records[start]
+        let cx = reference.x, cy = reference.y, bound = header.bound
         var inside = header.flags & CellEntry.insideFlag != 0
         let dqx = qx - cx, dqy = qy - cy
         // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
@@ -140,26 +142,32 @@ public struct RegionIndex: Sendable {
         // edges of a cell before any orientation test.
         let minX = Swift.min(cx, qx), maxX = Swift.max(cx, qx)
         let minY = Swift.min(cy, qy), maxY = Swift.max(cy, qy)
-        var k = start
+        // Every two consecutive records are an edge a→b, the vertex b the next edge's a.
+        var ax = records[start + 1].x, ay = records[start + 1].y
+        var k = start + 2
         while k < end {
-            let e = records[k]
+            let bx = records[k].x, by = records[k].y
             k += 1
-            if (e.ax < minX && e.bx < minX) || (e.ax > maxX && e.bx > maxX)
-                || (e.ay < minY && e.by < minY) || (e.ay > maxY && e.by > maxY) { continue }
-            let d1 = dqx * (e.ay - cy) - dqy * (e.ax - cx)
-            let d2 = dqx * (e.by - cy) - dqy * (e.bx - cx)
+            defer { ax = bx; ay = by }
+            // A pseudo-edge touching a chain break has a NaN end: every comparison with it is false,
+            // so the box test lets it through and the check below drops it.
+            if (ax < minX && bx < minX) || (ax > maxX && bx > maxX)
+                || (ay < minY && by < minY) || (ay > maxY && by > maxY) { continue }
+            if ax.isNaN || bx.isNaN { continue }
+            let d1 = dqx * (ay - cy) - dqy * (ax - cx)
+            let d2 = dqx * (by - cy) - dqy * (bx - cx)
             // Both strictly on one side of the line c–q: neither crossed nor touching q.
             if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
             let c = Coordinate(latitude: cy, longitude: cx)
             let q = Coordinate(latitude: qy, longitude: qx)
-            let a = Coordinate(latitude: e.ay, longitude: e.ax)
-            let b = Coordinate(latitude: e.by, longitude: e.bx)
+            let a = Coordinate(latitude: ay, longitude: ax)
+            let b = Coordinate(latitude: by, longitude: bx)
             let o1 = d1 > bound ? 1 : d1 < -bound ? -1 : Planar.orientation(c, q, a)
             let o2 = d2 > bound ? 1 : d2 < -bound ? -1 : Planar.orientation(c, q, b)
             if (o1 > 0 && o2 > 0) || (o1 < 0 && o2 < 0) { continue }
             let o4 = Planar.orientation(a, b, q)
-            if o4 == 0 && qx >= Swift.min(e.ax, e.bx) && qx <= Swift.max(e.ax, e.bx)
-                && qy >= Swift.min(e.ay, e.by) && qy <= Swift.max(e.ay, e.by) {
+            if o4 == 0 && qx >= Swift.min(ax, bx) && qx <= Swift.max(ax, bx)
+                && qy >= Swift.min(ay, by) && qy <= Swift.max(ay, by) {
                 return true  // on the boundary
             }
             if (o1 > 0) != (o2 > 0) {
