@@ -2,9 +2,9 @@
 ///
 /// - No edges, ``insideFlag`` set: the whole cell is inside the region.
 /// - Edges: a header record (see ``CellRecord/header(region:flags:count:bound:)``), the reference point
-///   and the polygon's edges that meet the (slightly widened) cell as chains of vertices (see
-///   ``CellRecord``); the header holds the region's parity at the cell's reference point (its centre,
-///   or another point of the cell when ``shiftedReferenceFlag`` is set).
+///   when ``shiftedReferenceFlag`` is set, and the polygon's edges that meet the (slightly widened) cell
+///   as chains of vertices (see ``CellRecord``); the header holds the region's parity at the cell's
+///   reference point: its centre, or, with ``shiftedReferenceFlag``, the other point of the cell stored.
 /// - ``exactFlag``: when no entry of the region says "inside", the region's own exact test decides.
 ///
 /// The index itself keeps no `CellEntry`: ``IndexBuilder/groupEntriesByCell()`` turns each into its
@@ -24,7 +24,7 @@ struct CellEntry: Sendable {
     static let insideFlag: UInt32 = 1
     /// Undecided locally when not inside: call `Region.contains`.
     static let exactFlag: UInt32 = 2
-    /// The reference point is not the cell centre (the centre lies on an edge).
+    /// The reference point is not the cell centre (the centre lies on an edge); the entry stores it.
     static let shiftedReferenceFlag: UInt32 = 4
     /// Records that may follow a header (the header packs the count into 29 bits).
     static let maximumRecordCount = (1 << 29) - 1
@@ -34,7 +34,8 @@ struct CellEntry: Sendable {
 /// break.
 ///
 /// A cell's run holds its entries one after the other, ascending by region. An entry is a header
-/// record, followed — for a parity entry — by its reference point and its edges. The edges of one ring
+/// record, followed — for a parity entry — by its reference point (only when it is not the cell's
+/// centre: ``CellEntry/shiftedReferenceFlag``) and its edges. The edges of one ring
 /// that meet a cell are mostly consecutive along the ring, so they are stored as chains: a chain of k
 /// consecutive edges is its k + 1 vertices, each record one point (`x` longitude, `y` latitude), and
 /// every two consecutive records of the entry are an edge — except where a ``chainBreak`` record
@@ -62,7 +63,7 @@ struct CellRecord: Sendable {
     @inline(__always) var region: Int32 { Int32(truncatingIfNeeded: y.bitPattern) }
     /// A header's flags (``CellEntry/insideFlag`` …).
     @inline(__always) var flags: UInt32 { UInt32(truncatingIfNeeded: y.bitPattern >> 32) & 7 }
-    /// The number of records after a header (reference point, vertices and chain breaks).
+    /// The number of records after a header (reference point if stored, vertices and chain breaks).
     @inline(__always) var count: Int { Int(truncatingIfNeeded: y.bitPattern >> 35) }
     /// A header's orientation bound.
     @inline(__always) var bound: Double { x }

@@ -196,7 +196,8 @@ extension IndexBuilder {
     }
 
     /// Records a parity entry: a header (parity at the reference point, orientation bound), the reference
-    /// point, then the cell's edges as chains of vertices (``CellRecord``). The pairs in `range` are in
+    /// point when it is not the cell's centre (the query computes the centre as ``GridLayout/centerX(_:)``
+    /// does here, bit for bit), then the cell's edges as chains of vertices (``CellRecord``). The pairs in `range` are in
     /// ascending edge order, so the edges that follow one another along a ring are adjacent: an edge
     /// whose start is (bit for bit) the previous edge's end continues the chain with its end alone.
     mutating func emitBoundary(cell: Int, region: Int32, inside: Bool, reference: (x: Double, y: Double),
@@ -205,7 +206,7 @@ extension IndexBuilder {
         var flags: UInt32 = inside ? CellEntry.insideFlag : 0
         if shifted { flags |= CellEntry.shiftedReferenceFlag }
         records.append(.header(region: region, flags: flags, count: 0, bound: 0))  // completed below
-        records.append(CellRecord(x: reference.x, y: reference.y))
+        if shifted { records.append(CellRecord(x: reference.x, y: reference.y)) }
         var reach = 0.0
         var lastX = Double.nan, lastY = Double.nan
         for k in range {

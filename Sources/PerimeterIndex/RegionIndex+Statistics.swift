@@ -34,11 +34,12 @@ extension RegionIndex {
             entries += 1
             if header.count == 0 && header.flags == CellEntry.insideFlag { full += 1 }
             if header.count > 0 {
-                // The reference point, then chains of vertices separated by breaks.
+                // The reference point if not the centre, then chains of vertices separated by breaks.
+                let first = i + (header.flags & CellEntry.shiftedReferenceFlag != 0 ? 2 : 1)
                 var breaks = 0
-                for k in (i + 2) ..< end where records[k].isChainBreak { breaks += 1 }
+                for k in first ..< end where records[k].isChainBreak { breaks += 1 }
                 chains += breaks + 1
-                edgeCopies += (end - (i + 2) - breaks) - (breaks + 1)
+                edgeCopies += (end - first - breaks) - (breaks + 1)
             }
             i = end
         }

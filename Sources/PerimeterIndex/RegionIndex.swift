@@ -92,6 +92,8 @@ public struct RegionIndex: Sendable {
         let first = Int(cellStart[cell]), end = Int(cellStart[cell + 1])
         guard first < end else { return }
         let qx = point.longitude, qy = point.latitude
+        // The reference point of the entries that store none.
+        let centerX = grid.centerX(column), centerY = grid.centerY(row)
         records.withUnsafeBufferPointer { records in
             var i = first
             var header = records[i]
@@ -109,7 +111,7 @@ public struct RegionIndex: Sendable {
                         if flags & CellEntry.exactFlag != 0 { needsExact = true }
                         hit = bodyStart == i
                             ? flags & CellEntry.insideFlag != 0
-                            : Self.parity(header, records, bodyStart, i, qx, qy)
+                            : Self.parity(header, records, bodyStart, i, qx, qy, centerX, centerY)
                     }
                     if i >= end { break }
                     header = records[i]
@@ -120,9 +122,10 @@ public struct RegionIndex: Sendable {
         }
     }
 
-    /// Whether the point is inside the polygon of the entry whose header is `header` and whose reference
-    /// point and chains are `records[start ..< end]`: on one of its edges, or an odd number of exact
-    /// crossings away from the reference point's parity.
+    /// Whether the point is inside the polygon of the entry whose header is `header` and whose records
+    /// (reference point if not the cell's centre `centerX`, `centerY`, then chains of vertices) are
+    /// `records[start ..< end]`: on one of its edges, or an odd number of exact crossings away from the
+    /// reference point's parity.
     ///
     /// The crossing rule treats vertices on the line through the reference point and the query as
     /// lying on its right (a consistent symbolic shift of that line), so every crossing is counted
@@ -132,10 +135,16 @@ public struct RegionIndex: Sendable {
     /// exact predicate, so every sign is exact.
     @inline(__always)
     static func parity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
-                       _ qx: Double, _ qy: Double) -> Bool {
-        let reference = records[start]
-        let cx = reference.x, cy = reference.y, bound = header.bound
-        var inside = header.flags & CellEntry.insideFlag != 0
+                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double) -> Bool {
+        let flags = header.flags, bound = header.bound
+        var cx = centerX, cy = centerY
+        var first = start
+        if flags & CellEntry.shiftedReferenceFlag != 0 {
+            cx = records[start].x
+            cy = records[start].y
+            first += 1
+        }
+        var inside = flags & CellEntry.insideFlag != 0
         let dqx = qx - cx, dqy = qy - cy
         // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
         // segment (nor its infinitesimally shifted copy) nor hold q: four comparisons reject most
@@ -143,16 +152,18 @@ public struct RegionIndex: Sendable {
         let minX = Swift.min(cx, qx), maxX = Swift.max(cx, qx)
         let minY = Swift.min(cy, qy), maxY = Swift.max(cy, qy)
         // Every two consecutive records are an edge a→b, the vertex b the next edge's a.
-        var ax = records[start + 1].x, ay = records[start + 1].y
-        var k = start + 2
+        var ax = records[first].x, ay = records[first].y
+        var k = first + 1
         while k < end {
             let bx = records[k].x, by = records[k].y
             k += 1
             defer { ax = bx; ay = by }
-            // A pseudo-edge touching a chain break has a NaN end: every comparison with it is false,
-            // so the box test lets it through and the check below drops it.
-            if (ax < minX && bx < minX) || (ax > maxX && bx > maxX)
-                || (ay < minY && by < minY) || (ay > maxY && by > maxY) { continue }
+            // Written as "some end on the box's side of each of its four lines", so that a NaN end
+            // (a pseudo-edge touching a chain break: every comparison with NaN is false) counts as
+            // beside the box: such an edge passes only when its other end lies in the box, and the
+            // check after drops it.
+            guard (ax >= minX || bx >= minX) && (ax <= maxX || bx <= maxX)
+                && (ay >= minY || by >= minY) && (ay <= maxY || by <= maxY) else { continue }
             if ax.isNaN || bx.isNaN { continue }
             let d1 = dqx * (ay - cy) - dqy * (ax - cx)
             let d2 = dqx * (by - cy) - dqy * (bx - cx)

@@ -7,7 +7,7 @@ import Testing
 /// stored edge must be an edge of the polygon, every edge meeting the cell must be stored once, and the
 /// answers must stay those of `Region.contains` where chains start, end and break.
 @Suite struct CellRunLayoutTests {
-    /// A parity entry decoded: its reference point and its edges, pseudo-edges around breaks left out.
+    /// A parity entry decoded: its chains, and its edges (pseudo-edges around breaks left out).
     struct DecodedEntry {
         var region: Int32
         var chains: [[CellRecord]]
@@ -29,7 +29,8 @@ import Testing
                 let next = i + 1 + header.count
                 if header.count > 0 {
                     var chains: [[CellRecord]] = [[]]
-                    for record in index.records[(i + 2) ..< next] {
+                    let first = i + (header.flags & CellEntry.shiftedReferenceFlag != 0 ? 2 : 1)
+                    for record in index.records[first ..< next] {
                         if record.isChainBreak { chains.append([]) } else { chains[chains.count - 1].append(record) }
                     }
                     result.append((cell, DecodedEntry(region: header.region, chains: chains)))
@@ -61,8 +62,8 @@ import Testing
         #expect(stats.entries == 1)
         #expect(stats.edgeCopies == 4)
         #expect(stats.edgeChains == 1)
-        // Header, reference point, five vertices.
-        #expect(index.records.count == 7)
+        // Header and five vertices (the reference point is the cell's centre, not stored).
+        #expect(index.records.count == 6)
         let entries = Self.parityEntries(index)
         #expect(entries.count == 1 && entries[0].entry.chains.map(\.count) == [5])
         #expect(index.regions(containing: Coordinate(latitude: 0.5, longitude: 0.5)) == [0])
