@@ -147,7 +147,7 @@ public struct RegionIndex: Sendable {
         var inside = flags & CellEntry.insideFlag != 0
         let dqx = qx - cx, dqy = qy - cy
         // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
-        // segment (nor its infinitesimally shifted copy) nor hold q: four comparisons reject most
+        // segment (nor its infinitesimally shifted copy) nor hold q: a few comparisons reject most
         // edges of a cell before any orientation test.
         let minX = Swift.min(cx, qx), maxX = Swift.max(cx, qx)
         let minY = Swift.min(cy, qy), maxY = Swift.max(cy, qy)
