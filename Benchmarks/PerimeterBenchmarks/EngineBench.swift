@@ -164,8 +164,8 @@ public struct EngineBench: Sendable {
                    note: "\(fences.count) fences, \(vertices) vertices; median of \(runs)", reference: true)
         report.add(Section.memory, "Perimeter RegionIndex", Double(stats.estimatedMemoryBytes) / 1_048_576, "MiB",
                    higherIsBetter: false,
-                   note: String(format: "%d×%d cells of %.4f°, %d entries, %d edge copies; %.1f B/vertex",
-                                stats.columns, stats.rows, stats.cellSide, stats.entries, stats.edgeCopies,
+                   note: String(format: "%d×%d cells of %.4f°, %d entries, %d edge copies in %d chains; %.1f B/vertex",
+                                stats.columns, stats.rows, stats.cellSide, stats.entries, stats.edgeCopies, stats.edgeChains,
                                 Double(stats.estimatedMemoryBytes) / Double(max(1, vertices))),
                    reference: true)
 

@@ -22,7 +22,7 @@ extension IndexBuilder {
                 while j < pairs.count, Self.cell(of: pairs[j]) == cell { j += 1 }
                 let column = cell - row * grid.columns
                 let range = i..<j
-                guard range.count <= CellEntry.maximumEdgeCount,
+                guard 3 * range.count <= CellEntry.maximumRecordCount,
                       let (reference, shifted) = referencePoint(column: column, row: row, range) else { return false }
                 var inside: Bool
                 if let p = previous, p.column == column - 1 {
@@ -61,7 +61,7 @@ extension IndexBuilder {
             for (k, b) in ring.enumerated() {
                 defer { a = b }
                 if k == 0 && ring.count > 1 && a == b { continue }
-                polygonEdges.append(EdgeRecord(ax: a.longitude, ay: a.latitude, bx: b.longitude, by: b.latitude))
+                polygonEdges.append(PolygonEdge(ax: a.longitude, ay: a.latitude, bx: b.longitude, by: b.latitude))
             }
         }
     }
@@ -195,24 +195,36 @@ extension IndexBuilder {
         return odd
     }
 
-    /// Records a parity entry: a header (reference point, parity there, orientation bound) and copies of
-    /// the cell's edges.
+    /// Records a parity entry: a header (parity at the reference point, orientation bound), the reference
+    /// point when it is not the cell's centre (the query computes the centre as ``GridLayout/centerX(_:)``
+    /// does here, bit for bit), then the cell's edges as chains of vertices (``CellRecord``). The pairs in `range` are in
+    /// ascending edge order, so the edges that follow one another along a ring are adjacent: an edge
+    /// whose start is (bit for bit) the previous edge's end continues the chain with its end alone.
     mutating func emitBoundary(cell: Int, region: Int32, inside: Bool, reference: (x: Double, y: Double),
                                shifted: Bool, _ range: Range<Int>) {
-        let start = edges.count
+        let start = records.count
         var flags: UInt32 = inside ? CellEntry.insideFlag : 0
         if shifted { flags |= CellEntry.shiftedReferenceFlag }
+        records.append(.header(region: region, flags: flags, count: 0, bound: 0))  // completed below
+        if shifted { records.append(CellRecord(x: reference.x, y: reference.y)) }
         var reach = 0.0
+        var lastX = Double.nan, lastY = Double.nan
         for k in range {
             let e = polygonEdges[Self.edge(of: pairs[k])]
             reach = max(reach, abs(e.ax - reference.x), abs(e.ay - reference.y),
                         abs(e.bx - reference.x), abs(e.by - reference.y))
+            if e.ax.bitPattern != lastX.bitPattern || e.ay.bitPattern != lastY.bitPattern {
+                if k != range.lowerBound { records.append(.chainBreak) }
+                records.append(CellRecord(x: e.ax, y: e.ay))
+            }
+            records.append(CellRecord(x: e.bx, y: e.by))
+            lastX = e.bx
+            lastY = e.by
         }
-        edges.append(.header(region: region, flags: flags, edgeCount: range.count, reference: reference,
-                             bound: Self.orientationBound(side: grid.side, reach: reach)))
-        for k in range { edges.append(polygonEdges[Self.edge(of: pairs[k])]) }
-        emit(cell: cell, CellEntry(region: region, flags: flags, edgeStart: UInt32(start),
-                                   edgeCount: UInt32(edges.count - start)))
+        records[start] = .header(region: region, flags: flags, count: records.count - start - 1,
+                                 bound: Self.orientationBound(side: grid.side, reach: reach))
+        emit(cell: cell, CellEntry(region: region, flags: flags, recordStart: UInt32(start),
+                                   recordCount: UInt32(records.count - start)))
     }
 
     /// A bound B such that, for every point q of a cell of this `side` and every edge endpoint a no

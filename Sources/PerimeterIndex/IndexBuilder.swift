@@ -51,18 +51,18 @@ struct IndexBuilder {
     /// Entries in emission order (ascending region), with their cells.
     var pendingCells: [UInt32] = []
     var pendingEntries: [CellEntry] = []
-    /// The edge store.
-    var edges: [EdgeRecord] = []
+    /// The record store: each parity entry's records (``emitBoundary(cell:region:inside:reference:shifted:_:)``).
+    var records: [CellRecord] = []
 
     // Scratch buffers reused across polygons.
-    var polygonEdges: [EdgeRecord] = []
+    var polygonEdges: [PolygonEdge] = []
     var pairs: [UInt64] = []
     var cellKeys: [UInt64] = []
     /// The radix sort's second buffer (``sortPairsByCell()``).
     var radixScratch: [UInt64] = []
 
     /// Rasterized parts of the regions, beyond `self`'s (see ``rasterizeInParts(work:expected:)``):
-    /// regions in ascending blocks, each part's entries pointing into its own edge store.
+    /// regions in ascending blocks, each part's entries pointing into its own record store.
     var parts: [RasterPart] = []
 
     /// Target number of grid cells per polygon edge (tuned on the France-like benchmark).
@@ -97,8 +97,8 @@ struct IndexBuilder {
         }
         grid = Self.chooseGrid(boxes: boxes.map(\.box), work: work, forcedSide: forcedSide)
         guard grid.cellCount > 0 else { return }
-        // Room for what the regions will likely emit (about two edge records and one entry per edge at
-        // one cell per edge), so the big arrays are not copied each time they double: growing them took
+        // Room for what the regions will likely emit (about two records and one entry per edge at one
+        // cell per edge), so the big arrays are not copied each time they double: growing them took
         // more of an import's index build than rasterizing (memmove and page faults, perf). Room not used
         // is address space only; the index keeps exact-size copies (``groupEntriesByCell()``).
         let expected = Int(min(work, 1e9))
@@ -115,7 +115,7 @@ struct IndexBuilder {
 
     /// Reserves room for what regions with `expected` edges will likely emit.
     mutating func reserve(_ expected: Int) {
-        edges.reserveCapacity(3 * expected)
+        records.reserveCapacity(3 * expected)
         pendingEntries.reserveCapacity(2 * expected)
         pendingCells.reserveCapacity(2 * expected)
     }
@@ -123,11 +123,11 @@ struct IndexBuilder {
     /// Rasterizes the regions in `range`, in order.
     mutating func rasterize(_ range: Range<Int>) {
         for r in range {
-            let entryMark = pendingEntries.count, edgeMark = edges.count
+            let entryMark = pendingEntries.count, recordMark = records.count
             if !add(plans[r], region: Int32(r)) {
                 pendingEntries.removeSubrange(entryMark...)
                 pendingCells.removeSubrange(entryMark...)
-                edges.removeSubrange(edgeMark...)
+                records.removeSubrange(recordMark...)
                 alwaysTested.append(Int32(r))
             }
         }
@@ -171,11 +171,11 @@ struct IndexBuilder {
         let first = workers.removeFirst()
         pendingCells = first.pendingCells
         pendingEntries = first.pendingEntries
-        edges = first.edges
+        records = first.records
         alwaysTested += first.alwaysTested
         for worker in workers {
             alwaysTested += worker.alwaysTested
-            parts.append(RasterPart(cells: worker.pendingCells, entries: worker.pendingEntries, edges: worker.edges))
+            parts.append(RasterPart(cells: worker.pendingCells, entries: worker.pendingEntries, records: worker.records))
         }
     }
 
@@ -289,23 +289,23 @@ struct IndexBuilder {
     }
 
     /// Lays the pending entries out by cell (stable, so region order is kept within a cell): each
-    /// entry becomes its header record followed by its edge records (an entry without edges, a header
-    /// alone), and a cell's entries one contiguous run, so that a query reads one run of memory.
-    /// - Complexity: O(C + E) for C entries and E edge records; each entry's records are copied once,
+    /// entry becomes its records (an entry without edges, a header alone), and a cell's entries one
+    /// contiguous run, so that a query reads one run of memory.
+    /// - Complexity: O(C + R) for C entries and R records; each entry's records are copied once,
     ///   straight to their place.
     /// With ``parts`` (a parallel build) the parts are read after `self`'s own entries, in order: the
     /// blocks hold ascending regions, so region order within a cell is kept just the same.
-    mutating func groupEntriesByCell() -> (cellStart: [UInt32], records: [EdgeRecord]) {
-        let all = [RasterPart(cells: pendingCells, entries: pendingEntries, edges: edges)] + parts
+    mutating func groupEntriesByCell() -> (cellStart: [UInt32], records: [CellRecord]) {
+        let all = [RasterPart(cells: pendingCells, entries: pendingEntries, records: records)] + parts
         pendingCells = []
         pendingEntries = []
-        edges = []
+        records = []
         parts = []
         let cellCount = grid.cellCount
         var start = [UInt32](repeating: 0, count: cellCount + 1)
         for part in all {
             for k in part.cells.indices {
-                start[Int(part.cells[k]) + 1] += max(1, part.entries[k].edgeCount)
+                start[Int(part.cells[k]) + 1] += max(1, part.entries[k].recordCount)
             }
         }
         for c in 0..<cellCount { start[c + 1] += start[c] }
@@ -314,21 +314,20 @@ struct IndexBuilder {
         // Never with capacity 0: the standard library then writes the count into the one empty-array
         // storage every thread shares (ThreadSanitizer reports that write when two indexes of no
         // edges are built at once).
-        let records = total == 0 ? [] : [EdgeRecord](unsafeUninitializedCapacity: total) { target, count in
+        let laidOut = total == 0 ? [] : [CellRecord](unsafeUninitializedCapacity: total) { target, count in
             guard let target = target.baseAddress else { count = 0; return }
             cursor.withUnsafeMutableBufferPointer { cursor in
                 for part in all {
-                    part.edges.withUnsafeBufferPointer { source in
+                    part.records.withUnsafeBufferPointer { source in
                         for k in part.cells.indices {
                             let cell = Int(part.cells[k]), entry = part.entries[k]
                             let at = target + Int(cursor[cell])
-                            if entry.edgeCount == 0 {
-                                at.initialize(to: .header(region: entry.region, flags: entry.flags, edgeCount: 0,
-                                                          reference: (0, 0), bound: 0))
+                            if entry.recordCount == 0 {
+                                at.initialize(to: .header(region: entry.region, flags: entry.flags, count: 0, bound: 0))
                                 cursor[cell] += 1
                             } else {
-                                at.initialize(from: source.baseAddress! + Int(entry.edgeStart), count: Int(entry.edgeCount))
-                                cursor[cell] += entry.edgeCount
+                                at.initialize(from: source.baseAddress! + Int(entry.recordStart), count: Int(entry.recordCount))
+                                cursor[cell] += entry.recordCount
                             }
                         }
                     }
@@ -336,7 +335,7 @@ struct IndexBuilder {
             }
             count = total
         }
-        return (start, records)
+        return (start, laidOut)
     }
 
     /// Records one entry.
@@ -349,13 +348,13 @@ struct IndexBuilder {
     /// Records an entry that defers to `Region.contains`.
     @inline(__always)
     mutating func emitExact(cell: Int, region: Int32) {
-        emit(cell: cell, CellEntry(region: region, flags: CellEntry.exactFlag, edgeStart: 0, edgeCount: 0))
+        emit(cell: cell, CellEntry(region: region, flags: CellEntry.exactFlag, recordStart: 0, recordCount: 0))
     }
 
     /// Records an entry saying the whole cell is inside.
     @inline(__always)
     mutating func emitFull(cell: Int, region: Int32) {
-        emit(cell: cell, CellEntry(region: region, flags: CellEntry.insideFlag, edgeStart: 0, edgeCount: 0))
+        emit(cell: cell, CellEntry(region: region, flags: CellEntry.insideFlag, recordStart: 0, recordCount: 0))
     }
 
     /// Visits every cell of the grid meeting the box.
@@ -368,11 +367,11 @@ struct IndexBuilder {
     }
 }
 
-/// What one block of regions rasterized: its entries, their cells, and the edge store they point into.
+/// What one block of regions rasterized: its entries, their cells, and the record store they point into.
 struct RasterPart {
     var cells: [UInt32]
     var entries: [CellEntry]
-    var edges: [EdgeRecord]
+    var records: [CellRecord]
 }
 
 /// Hands the builders to `concurrentPerform`'s closure. Sound because iteration k touches only

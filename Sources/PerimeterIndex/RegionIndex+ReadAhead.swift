@@ -9,7 +9,7 @@ extension RegionIndex {
     /// (fold it into something the caller keeps, so that the read is not optimised away).
     ///
     /// A query reads three places one after the other — the cell's slot in the cell table, the cell's
-    /// first record (an entry header), the edges after it — and on a big index each is a cache miss that
+    /// first record (an entry header), the records after it — and on a big index each is a cache miss that
     /// the next cannot start before. A batch that calls step 0 for the point three ahead, step 1 for the one two
     /// ahead and step 2 for the next one starts those misses for three points at once, each level's
     /// address read from the level loaded one query earlier, so that the query itself finds its memory
@@ -23,7 +23,9 @@ extension RegionIndex {
         if step == 0 { return UInt64(first) }
         guard Int(first) < records.count else { return 0 }
         let header = records[Int(first)]
-        if step == 1 || header.edgeCount == 0 || Int(first) + 1 >= records.count { return header.by.bitPattern }
-        return records[Int(first) + 1].ax.bitPattern
+        // Four 16-byte records on: the cache line after the header's, wherever in its line the header is.
+        let next = Int(first) + 4
+        if step == 1 || header.count < 4 || next >= records.count { return header.y.bitPattern }
+        return records[next].x.bitPattern
     }
 }

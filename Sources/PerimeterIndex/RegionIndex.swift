@@ -18,8 +18,9 @@ public struct RegionIndex: Sendable {
     /// `cellStart[c] ..< cellStart[c + 1]` are cell `c`'s records (row-major cell numbers).
     let cellStart: [UInt32]
     /// The cells' entries, grouped by cell, ascending region number within a cell: each entry a header
-    /// record (``EdgeRecord/header(region:flags:edgeCount:reference:bound:)``) followed by its edges.
-    let records: [EdgeRecord]
+    /// record (``CellRecord/header(region:flags:count:bound:)``), for a parity entry followed by its
+    /// reference point and its edges as chains of vertices (``CellRecord``).
+    let records: [CellRecord]
     /// Regions tested with `Region.contains` on every query (malformed input the grid cannot
     /// reason about), ascending.
     let alwaysTested: [Int32]
@@ -91,6 +92,8 @@ public struct RegionIndex: Sendable {
         let first = Int(cellStart[cell]), end = Int(cellStart[cell + 1])
         guard first < end else { return }
         let qx = point.longitude, qy = point.latitude
+        // The reference point of the entries that store none.
+        let centerX = grid.centerX(column), centerY = grid.centerY(row)
         records.withUnsafeBufferPointer { records in
             var i = first
             var header = records[i]
@@ -102,13 +105,13 @@ public struct RegionIndex: Sendable {
                 var needsExact = false
                 repeat {
                     let flags = header.flags
-                    let edgesStart = i + 1
-                    i = edgesStart + header.edgeCount
+                    let bodyStart = i + 1
+                    i = bodyStart + header.count
                     if !hit {
                         if flags & CellEntry.exactFlag != 0 { needsExact = true }
-                        hit = edgesStart == i
+                        hit = bodyStart == i
                             ? flags & CellEntry.insideFlag != 0
-                            : Self.parity(header, records, edgesStart, i, qx, qy)
+                            : Self.parity(header, records, bodyStart, i, qx, qy, centerX, centerY)
                     }
                     if i >= end { break }
                     header = records[i]
@@ -119,7 +122,8 @@ public struct RegionIndex: Sendable {
         }
     }
 
-    /// Whether the point is inside the polygon of the entry whose header is `header` and whose edges are
+    /// Whether the point is inside the polygon of the entry whose header is `header` and whose records
+    /// (reference point if not the cell's centre `centerX`, `centerY`, then chains of vertices) are
     /// `records[start ..< end]`: on one of its edges, or an odd number of exact crossings away from the
     /// reference point's parity.
     ///
@@ -130,36 +134,51 @@ public struct RegionIndex: Sendable {
     /// (``IndexBuilder/orientationBound(side:reach:)``); only a determinant within the bound asks the
     /// exact predicate, so every sign is exact.
     @inline(__always)
-    static func parity(_ header: EdgeRecord, _ records: UnsafeBufferPointer<EdgeRecord>, _ start: Int, _ end: Int,
-                       _ qx: Double, _ qy: Double) -> Bool {
-        let cx = header.ax, cy = header.ay, bound = header.bx
-        var inside = header.flags & CellEntry.insideFlag != 0
+    static func parity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
+                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double) -> Bool {
+        let flags = header.flags, bound = header.bound
+        var cx = centerX, cy = centerY
+        var first = start
+        if flags & CellEntry.shiftedReferenceFlag != 0 {
+            cx = records[start].x
+            cy = records[start].y
+            first += 1
+        }
+        var inside = flags & CellEntry.insideFlag != 0
         let dqx = qx - cx, dqy = qy - cy
         // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
-        // segment (nor its infinitesimally shifted copy) nor hold q: four comparisons reject most
+        // segment (nor its infinitesimally shifted copy) nor hold q: a few comparisons reject most
         // edges of a cell before any orientation test.
         let minX = Swift.min(cx, qx), maxX = Swift.max(cx, qx)
         let minY = Swift.min(cy, qy), maxY = Swift.max(cy, qy)
-        var k = start
+        // Every two consecutive records are an edge a→b, the vertex b the next edge's a.
+        var ax = records[first].x, ay = records[first].y
+        var k = first + 1
         while k < end {
-            let e = records[k]
+            let bx = records[k].x, by = records[k].y
             k += 1
-            if (e.ax < minX && e.bx < minX) || (e.ax > maxX && e.bx > maxX)
-                || (e.ay < minY && e.by < minY) || (e.ay > maxY && e.by > maxY) { continue }
-            let d1 = dqx * (e.ay - cy) - dqy * (e.ax - cx)
-            let d2 = dqx * (e.by - cy) - dqy * (e.bx - cx)
+            defer { ax = bx; ay = by }
+            // Written as "some end on the box's side of each of its four lines", so that a NaN end
+            // (a pseudo-edge touching a chain break: every comparison with NaN is false) counts as
+            // beside the box: such an edge passes only when its other end lies in the box, and the
+            // check after drops it.
+            guard (ax >= minX || bx >= minX) && (ax <= maxX || bx <= maxX)
+                && (ay >= minY || by >= minY) && (ay <= maxY || by <= maxY) else { continue }
+            if ax.isNaN || bx.isNaN { continue }
+            let d1 = dqx * (ay - cy) - dqy * (ax - cx)
+            let d2 = dqx * (by - cy) - dqy * (bx - cx)
             // Both strictly on one side of the line c–q: neither crossed nor touching q.
             if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
             let c = Coordinate(latitude: cy, longitude: cx)
             let q = Coordinate(latitude: qy, longitude: qx)
-            let a = Coordinate(latitude: e.ay, longitude: e.ax)
-            let b = Coordinate(latitude: e.by, longitude: e.bx)
+            let a = Coordinate(latitude: ay, longitude: ax)
+            let b = Coordinate(latitude: by, longitude: bx)
             let o1 = d1 > bound ? 1 : d1 < -bound ? -1 : Planar.orientation(c, q, a)
             let o2 = d2 > bound ? 1 : d2 < -bound ? -1 : Planar.orientation(c, q, b)
             if (o1 > 0 && o2 > 0) || (o1 < 0 && o2 < 0) { continue }
             let o4 = Planar.orientation(a, b, q)
-            if o4 == 0 && qx >= Swift.min(e.ax, e.bx) && qx <= Swift.max(e.ax, e.bx)
-                && qy >= Swift.min(e.ay, e.by) && qy <= Swift.max(e.ay, e.by) {
+            if o4 == 0 && qx >= Swift.min(ax, bx) && qx <= Swift.max(ax, bx)
+                && qy >= Swift.min(ay, by) && qy <= Swift.max(ay, by) {
                 return true  // on the boundary
             }
             if (o1 > 0) != (o2 > 0) {

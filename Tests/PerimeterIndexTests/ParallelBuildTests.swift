@@ -22,7 +22,7 @@ import Testing
 
     static func layout(_ index: RegionIndex) -> [String] {
         var lines = ["cells \(index.cellStart)"]
-        for e in index.records { lines.append("record \(e.ax) \(e.ay) \(e.bx) \(e.by.bitPattern)") }
+        for e in index.records { lines.append("record \(e.x.bitPattern) \(e.y.bitPattern)") }
         return lines
     }
 
