@@ -158,7 +158,10 @@ struct HTTPSTests {
                 policy: TargetAddressPolicy(allowPrivateTargets: true), connectTimeout: 5, responseTimeout: 10,
                 tls: WebhookTLS(trustedCAFile: certificates.caCertificate, clientCertificateFile: certificates.clientCertificate,
                                 clientKeyFile: certificates.clientKey))
-            return (post(anonymous, target), post(identified, target), receiver.requests)
+            let results = (post(anonymous, target), post(identified, target))
+            // The receiver prints a request after it has answered it: wait for the line.
+            _ = eventually(10) { !receiver.requests.isEmpty }
+            return (results.0, results.1, receiver.requests)
         }
         let refusal = anonymous.failure?.message ?? "accepted without a client certificate"
         #expect(anonymous.failure?.code == .transport
@@ -178,6 +181,8 @@ struct HTTPSTests {
                                                    responseTimeout: 10, tls: WebhookTLS(trustedCAFile: certificates.caCertificate))
                 let target = try WebhookTarget(url: receiver.url(scheme: tls ? "https" : "http"))
                 let responses = try (0..<5).map { _ in try client.exchange(to: target, headers: [], body: [1, 2, 3]) }
+                // The receiver prints a request after it has answered it: wait for all five lines.
+                _ = eventually(10) { receiver.requests.count >= responses.count }
                 return (responses, Set(receiver.requests.map(\.peer)).count)
             }
         }
