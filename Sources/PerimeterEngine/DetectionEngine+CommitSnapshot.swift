@@ -85,15 +85,26 @@ extension DetectionEngine {
 
 extension ShardedEngine {
     /// ``DetectionEngine/commitSnapshot(of:since:)`` of `device`'s shard, its sequences on the engine-wide
-    /// scale (as ``snapshot(of:)``).
-    public func commitSnapshot(of device: DeviceID, since stamp: DetectionEngine.PresenceStamp?) -> DetectionEngine.CommitSnapshot? {
+    /// scale (as ``snapshot(of:)``). `mutating` only to reach the shard where it lies: the engine is not
+    /// changed. (Called as a non-mutating method on `shards[s]`, the compiler copied the whole shard —
+    /// every table retained and released — which cost more than the snapshot itself.)
+    public mutating func commitSnapshot(of device: DeviceID, since stamp: DetectionEngine.PresenceStamp?) -> DetectionEngine.CommitSnapshot? {
         let s = shard(of: device)
-        guard var result = shards[s].commitSnapshot(of: device, since: stamp) else { return nil }
+        guard var result = shards[s].commitSnapshotInPlace(of: device, since: stamp) else { return nil }
         // Option state names a sequence that is the shard's own with several shards: take it from the
         // snapshot that moves it to the engine-wide scale (rare: options with more than one shard).
         if shards.count > 1, result.snapshot.options != nil, let global = snapshot(of: device) {
             result.snapshot.options = global.options
         }
         return result
+    }
+}
+
+extension DetectionEngine {
+    /// ``commitSnapshot(of:since:)`` on the engine where it lies (an element of an array of engines):
+    /// the engine is not changed.
+    @inline(__always)
+    mutating func commitSnapshotInPlace(of device: DeviceID, since stamp: PresenceStamp?) -> CommitSnapshot? {
+        commitSnapshot(of: device, since: stamp)
     }
 }
