@@ -52,6 +52,9 @@ struct PendingChanges {
     }
 
     mutating func touch(_ devices: [DeviceID]) {
+        // Room for all at once: growing one step at a time hashes every id again at each step.
+        touched.reserveCapacity(touched.count + devices.count)
+        touchedOrder.reserveCapacity(touchedOrder.count + devices.count)
         for device in devices { touch(device) }
     }
 
@@ -84,8 +87,10 @@ struct ServiceCore {
     var deviceConsents: [DeviceID: Bool] = [:]
     var lastSequence: Int64 = 0
     var processedUpdates: UInt64 = 0
-    /// Memberships as last committed, to write presence only when it changed.
-    var committedPresence: [DeviceID: [DetectionEngine.MembershipSnapshot]] = [:]
+    /// Presence as last committed, per device, to write presence only when it changed.
+    var committedPresence: [DeviceID: CommittedPresence] = [:]
+    /// Which engine the stamps in ``committedPresence`` come from: a rebuild numbers fences anew.
+    var engineGeneration: UInt64 = 0
     /// The engine's counters as last committed (or loaded).
     var committedAcceptedSequence: Int64 = 0
     var committedArrivals: UInt64 = 0
@@ -171,11 +176,23 @@ struct ServiceCore {
         // rows go first): then the store rewrites every membership of the devices that changed.
         let removesFences = pending.fences.contains { if case .upsert = $0 { false } else { true } }
         work.changes.devices.reserveCapacity(pending.touchedOrder.count)
+        work.engineGeneration = engineGeneration
         for device in pending.touchedOrder {
-            guard let snapshot = engine.snapshot(of: device) else { continue }
-            let stored = committedPresence[device] ?? []
-            let changed = stored != snapshot.memberships
-            if changed { work.presence.append((device, snapshot.memberships)) }
+            let committed = committedPresence[device]
+            // A stamp compares fence slots: it holds while the engine is the same and keeps its fences.
+            let stamp = !removesFences && committed?.generation == engineGeneration ? committed?.stamp : nil
+            guard let taken = engine.commitSnapshot(of: device, since: stamp) else { continue }
+            var snapshot = taken.snapshot
+            let stored = committed?.memberships ?? []
+            let changed: Bool
+            if taken.presenceUnchanged {
+                // The engine holds the presence it held at the last commit: what the store holds.
+                snapshot.memberships = stored
+                changed = false
+            } else {
+                changed = stored != snapshot.memberships
+                work.presence.append((device, snapshot.memberships, taken.stamp))
+            }
             work.changes.devices.append(DeviceChange(snapshot: snapshot, presenceChanged: changed,
                                                      storedMemberships: changed && !removesFences ? stored : nil))
         }
@@ -198,7 +215,10 @@ struct ServiceCore {
         if sinkWhenStored, !work.changes.events.isEmpty { sink?(work.changes.events) }
         commits += 1
         forgetCommittedPresence(in: work.changes.fences)
-        for (device, memberships) in work.presence { committedPresence[device] = memberships }
+        for (device, memberships, stamp) in work.presence {
+            committedPresence[device] = CommittedPresence(memberships: memberships, stamp: stamp,
+                                                          generation: work.engineGeneration)
+        }
         committedAcceptedSequence = work.acceptedSequence
         committedArrivals = work.arrivals
     }
@@ -212,13 +232,13 @@ struct ServiceCore {
             case .upsert: continue
             case .remove(let id): removed.insert(id)
             case .removeAll:
-                committedPresence = committedPresence.mapValues { _ in [] }
+                committedPresence = committedPresence.mapValues { _ in CommittedPresence(memberships: []) }
                 return
             }
         }
         guard !removed.isEmpty else { return }
-        for (device, memberships) in committedPresence where memberships.contains(where: { removed.contains($0.fence) }) {
-            committedPresence[device] = memberships.filter { !removed.contains($0.fence) }
+        for (device, committed) in committedPresence where committed.memberships.contains(where: { removed.contains($0.fence) }) {
+            committedPresence[device] = CommittedPresence(memberships: committed.memberships.filter { !removed.contains($0.fence) })
         }
     }
 
@@ -282,6 +302,7 @@ struct ServiceCore {
         }
         self.engine = engine
         self.options = options
+        engineGeneration &+= 1
     }
 
     /// Loads the store's contents into a fresh core.
@@ -314,7 +335,7 @@ struct ServiceCore {
         lastSequence = state.lastEventSequence
         processedUpdates = state.processedUpdates
         committedPresence = [:]
-        for device in state.devices { committedPresence[device.device] = device.memberships }
+        for device in state.devices { committedPresence[device.device] = CommittedPresence(memberships: device.memberships) }
         committedAcceptedSequence = state.acceptedSequence
         committedArrivals = state.arrivals
     }
@@ -339,6 +360,17 @@ struct ServiceCore {
     }
 }
 
+/// What the store holds of a device's presence since the last commit, and the engine's stamp of it then.
+struct CommittedPresence {
+    /// The memberships the store holds.
+    var memberships: [DetectionEngine.MembershipSnapshot]
+    /// The engine's presence when they were taken (``DetectionEngine/PresenceStamp``): while the engine
+    /// still holds it, the memberships are unchanged and need not be built again; `nil` when unknown.
+    var stamp: DetectionEngine.PresenceStamp? = nil
+    /// The ``ServiceCore/engineGeneration`` the stamp belongs to.
+    var generation: UInt64 = 0
+}
+
 /// The changes one commit takes out of the service and writes (see ``ServiceCore/takeChanges()``).
 struct CommitWork {
     /// The batch the commit closed: once stored, every batch up to this one is.
@@ -347,8 +379,11 @@ struct CommitWork {
     var changes = StoreChanges()
     /// The pending changes taken, to put back if the commit fails.
     var taken = PendingChanges()
-    /// Memberships written (to remember as committed).
-    var presence: [(DeviceID, [DetectionEngine.MembershipSnapshot])] = []
+    /// Presence taken from the engine (to remember as committed): the memberships written, or those the
+    /// store already held when only the engine's stamp of them is new.
+    var presence: [(DeviceID, [DetectionEngine.MembershipSnapshot], DetectionEngine.PresenceStamp)] = []
+    /// ``ServiceCore/engineGeneration`` when the changes were taken (their stamps belong to that engine).
+    var engineGeneration: UInt64 = 0
     var acceptedSequence: Int64 = 0
     var arrivals: UInt64 = 0
 

@@ -1,0 +1,110 @@
+import Foundation
+import PerimeterFences
+
+/// A device's state for a store's commit, telling cheaply whether its presence changed since the last one.
+///
+/// A store rewrites the presence of a device only when it changed. Telling that from two
+/// ``DetectionEngine/DeviceSnapshot``s means building the device's memberships by fence id (an id copied
+/// and the list sorted by id for each) and comparing them id by id, at every commit for every device
+/// that moved. ``DetectionEngine/PresenceStamp`` keeps the engine's own list instead — fence slots and
+/// visit numbers, no strings — and ``DetectionEngine/commitSnapshot(of:since:)`` compares against it and
+/// builds the memberships only when they differ.
+extension DetectionEngine {
+    /// The fences a device was inside at one moment, as the engine holds them (by fence slot): compared
+    /// with the device's presence later in O(k) for k fences, without fence ids.
+    ///
+    /// A stamp compares fence *slots*, so it is only meaningful in the engine it came from while no
+    /// fence was removed or replaced since: a holder drops its stamps when the fences change (an
+    /// equal stamp then says nothing of the ids).
+    public struct PresenceStamp: Sendable {
+        /// The device's memberships when the stamp was taken (the engine's array, shared, not copied).
+        let inside: [Membership]
+
+        /// Whether `other` is the same presence: same fences, same visits, same dwell state.
+        func isSame(as other: [Membership]) -> Bool {
+            guard inside.count == other.count else { return false }
+            // The engine leaves a device's array as it is while its presence does not change, so the
+            // usual case is the very same buffer.
+            let shared = inside.withUnsafeBufferPointer { a in other.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+            if shared { return true }
+            for i in inside.indices {
+                let a = inside[i], b = other[i]
+                guard a.slot == b.slot, a.ordinal == b.ordinal, a.entryTime == b.entryTime,
+                      a.visitSequence == b.visitSequence, a.hasDwelled == b.hasDwelled,
+                      a.hasLegacyID == b.hasLegacyID else { return false }
+            }
+            return true
+        }
+    }
+
+    /// What ``commitSnapshot(of:since:)`` gives.
+    public struct CommitSnapshot: Sendable {
+        /// The device's state; its ``DeviceSnapshot/memberships`` are empty when ``presenceUnchanged``
+        /// (the caller holds them already).
+        public var snapshot: DeviceSnapshot
+        /// Whether the presence is the one `since` stamped (then ``snapshot`` carries no memberships).
+        public var presenceUnchanged: Bool
+        /// The device's presence now, for the next call.
+        public var stamp: PresenceStamp
+    }
+
+    /// The state of `device` as ``snapshot(of:)`` gives it, except that the memberships are left out
+    /// when they are those `since` stamped; `nil` when the device sent no accepted update.
+    /// - Complexity: O(1) plus O(k) to compare k memberships; O(k log k) when they changed (as
+    ///   ``snapshot(of:)``).
+    public func commitSnapshot(of device: DeviceID, since stamp: PresenceStamp?) -> CommitSnapshot? {
+        guard let slot = slot(of: device) else { return nil }
+        let record = devices[Int(slot)]
+        let unchanged = stamp?.isSame(as: record.inside) ?? false
+        var memberships: [MembershipSnapshot] = []
+        if !unchanged, !record.inside.isEmpty {
+            memberships.reserveCapacity(record.inside.count)
+            for m in record.inside {
+                guard let fence = fences.id(ofSlot: m.slot) else { continue }
+                memberships.append(MembershipSnapshot(fence: fence, entryTime: m.entryTime, visitSequence: m.visitSequence,
+                                                      ordinal: m.hasLegacyID ? nil : m.ordinal, hasDwelled: m.hasDwelled))
+            }
+            memberships.sort { $0.fence < $1.fence }
+        }
+        var instant: [InstantVisitSnapshot] = []
+        if !instantVisits.isEmpty, let visits = instantVisits[slot] {
+            for visit in visits {
+                guard let fence = fences.id(ofSlot: visit.slot) else { continue }
+                instant.append(InstantVisitSnapshot(fence: fence, entryTime: visit.entryTime, ordinal: visit.ordinal))
+            }
+            instant.sort { $0.fence < $1.fence }
+        }
+        let options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
+        let stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
+        let snapshot = DeviceSnapshot(device: record.id, lastTime: record.lastTime, lastCoordinate: record.lastCoordinate,
+                                      updateCount: record.updateCount, memberships: memberships,
+                                      instantVisits: instant, options: options, stream: stream)
+        return CommitSnapshot(snapshot: snapshot, presenceUnchanged: unchanged, stamp: PresenceStamp(inside: record.inside))
+    }
+}
+
+extension ShardedEngine {
+    /// ``DetectionEngine/commitSnapshot(of:since:)`` of `device`'s shard, its sequences on the engine-wide
+    /// scale (as ``snapshot(of:)``). `mutating` only to reach the shard where it lies: the engine is not
+    /// changed. (Called as a non-mutating method on `shards[s]`, the compiler copied the whole shard —
+    /// every table retained and released — which cost more than the snapshot itself.)
+    public mutating func commitSnapshot(of device: DeviceID, since stamp: DetectionEngine.PresenceStamp?) -> DetectionEngine.CommitSnapshot? {
+        let s = shard(of: device)
+        guard var result = shards[s].commitSnapshotInPlace(of: device, since: stamp) else { return nil }
+        // Option state names a sequence that is the shard's own with several shards: take it from the
+        // snapshot that moves it to the engine-wide scale (rare: options with more than one shard).
+        if shards.count > 1, result.snapshot.options != nil, let global = snapshot(of: device) {
+            result.snapshot.options = global.options
+        }
+        return result
+    }
+}
+
+extension DetectionEngine {
+    /// ``commitSnapshot(of:since:)`` on the engine where it lies (an element of an array of engines):
+    /// the engine is not changed.
+    @inline(__always)
+    mutating func commitSnapshotInPlace(of device: DeviceID, since stamp: PresenceStamp?) -> CommitSnapshot? {
+        commitSnapshot(of: device, since: stamp)
+    }
+}
