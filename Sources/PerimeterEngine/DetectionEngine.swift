@@ -288,6 +288,14 @@ public struct DetectionEngine: Sendable {
         return addDevice(device, hash: hash)
     }
 
+    /// ``process(_:handle:into:)`` with the handle ``lookAhead(_:touched:)`` gave, in batches.
+    @inline(never)
+    mutating func process(_ update: LocationUpdate, lookedUp handle: DeviceHandle,
+                          into events: inout [GeofenceEvent]) -> Rejection? {
+        var handle = handle
+        return process(update, handle: &handle, into: &events)
+    }
+
     /// Evaluates one update and returns the events it causes (empty when it was rejected).
     public mutating func process(_ update: LocationUpdate) -> [GeofenceEvent] {
         var events: [GeofenceEvent] = []
@@ -315,9 +323,9 @@ public struct DetectionEngine: Sendable {
             var next = DeviceHandle()
             var touched: UInt64 = 0
             for i in updates.indices {
-                var handle = next
-                if i + 1 < updates.count { next = lookAhead(updates[i + 1].device, touched: &touched) }
-                if let rejection = process(updates[i], handle: &handle, into: &events) { rejections.append((i, rejection)) }
+                let handle = next
+                if i + 1 < updates.count { next = lookAhead(updates[i + 1], touched: &touched) }
+                if let rejection = process(updates[i], lookedUp: handle, into: &events) { rejections.append((i, rejection)) }
             }
             lookAheadSink = touched
         }
@@ -332,8 +340,12 @@ public struct DetectionEngine: Sendable {
     /// nothing the query computes, so the processor issues them while the query runs, and the next update
     /// finds its state in cache instead of missing on each line in turn (between two updates of a
     /// device, the index's reads evict it from L2). `touched` keeps the loads that nothing else uses.
-    @inline(__always)
-    func lookAhead(_ device: DeviceID, touched: inout UInt64) -> DeviceHandle {
+    ///
+    /// Both take the update whole, borrowed from the caller's buffer: reading its fields there, in the
+    /// loop, made the compiler copy it (through its value witness: `Date` is resilient) for each field.
+    @inline(never)
+    func lookAhead(_ update: LocationUpdate, touched: inout UInt64) -> DeviceHandle {
+        let device = update.device
         guard let slot = deviceTable.slot(of: device, hash: DeviceTable.hash(device), in: devices) else { return DeviceHandle() }
         devices.withUnsafeBufferPointer { records in
             let inside = records[Int(slot)].inside

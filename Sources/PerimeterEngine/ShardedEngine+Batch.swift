@@ -184,13 +184,13 @@ extension ShardedEngine {
         for k in 0..<n {
             let i = Int(positions[base + k])
             let before = output.events.count
-            var handle = next
-            if k + 1 < n { next = engine.lookAhead(updates[k + 1].device, touched: &touched) }
+            let handle = next
+            if k + 1 < n { next = engine.lookAhead(updates[k + 1], touched: &touched) }
             if advancingDevices, timers.mayFire(&engine, by: updates[k].time) {
                 engine.advance(updates[k].device, to: updates[k].time, into: &output.events)
                 if output.events.count > before { output.timerEventIndices.append(i) }
             }
-            if let rejection = engine.process(updates[k], handle: &handle, into: &output.events) {
+            if let rejection = engine.process(updates[k], lookedUp: handle, into: &output.events) {
                 output.rejections.append((i, rejection))
             }
             if output.events.count > before { output.marks.append(EventMark(update: Int32(i), end: Int32(output.events.count))) }
