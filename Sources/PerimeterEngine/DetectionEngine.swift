@@ -84,8 +84,6 @@ public struct DetectionEngine: Sendable {
     /// Reused buffers of ``evaluate(deviceSlot:time:coordinate:into:)``: a device's new fence
     /// list and its entries while they are put in order. Empty between updates.
     var keptScratch: [Membership] = [], entryScratch: [GeofenceEvent] = []
-    /// What ``lookAhead(_:touched:)`` read in the last batch, kept so that its loads are not optimised away.
-    var lookAheadSink: UInt64 = 0
 
     // Option state, kept apart from the default path's (see DetectionEngine+Options.swift).
     /// Whether the general (options) path evaluates updates: some option is on somewhere.
@@ -288,14 +286,6 @@ public struct DetectionEngine: Sendable {
         return addDevice(device, hash: hash)
     }
 
-    /// ``process(_:handle:into:)`` with the handle ``lookAhead(_:touched:)`` gave, in batches.
-    @inline(never)
-    mutating func process(_ update: LocationUpdate, lookedUp handle: DeviceHandle,
-                          into events: inout [GeofenceEvent]) -> Rejection? {
-        var handle = handle
-        return process(update, handle: &handle, into: &events)
-    }
-
     /// Evaluates one update and returns the events it causes (empty when it was rejected).
     public mutating func process(_ update: LocationUpdate) -> [GeofenceEvent] {
         var events: [GeofenceEvent] = []
@@ -318,41 +308,11 @@ public struct DetectionEngine: Sendable {
         // Through a buffer pointer: `updates[i]` made a copy of each update (its id retained, through the
         // value witness) and destroyed it after the call, ≈ 95 instructions per update.
         updates.withUnsafeBufferPointer { updates in
-            // Each update's device is looked up while the update before it is evaluated (see
-            // ``lookAhead(_:touched:)``): the slot found is passed on as a checked handle, so no work is repeated.
-            var next = DeviceHandle()
-            var touched: UInt64 = 0
             for i in updates.indices {
-                let handle = next
-                if i + 1 < updates.count { next = lookAhead(updates[i + 1], touched: &touched) }
-                if let rejection = process(updates[i], lookedUp: handle, into: &events) { rejections.append((i, rejection)) }
+                if let rejection = process(updates[i], into: &events) { rejections.append((i, rejection)) }
             }
-            lookAheadSink = touched
         }
         return rejections
-    }
-
-    /// A handle for `device` if the engine knows it (unresolved otherwise: a device is only added by its
-    /// own update, so slots are still given in order of first updates), having touched what evaluating
-    /// the device's next update reads first: its table bucket, record, fence list and first fence's traits.
-    ///
-    /// Called one update ahead in batches, before the current update's index query: the loads depend on
-    /// nothing the query computes, so the processor issues them while the query runs, and the next update
-    /// finds its state in cache instead of missing on each line in turn (between two updates of a
-    /// device, the index's reads evict it from L2). `touched` keeps the loads that nothing else uses.
-    ///
-    /// Both take the update whole, borrowed from the caller's buffer: reading its fields there, in the
-    /// loop, made the compiler copy it (through its value witness: `Date` is resilient) for each field.
-    @inline(never)
-    func lookAhead(_ update: LocationUpdate, touched: inout UInt64) -> DeviceHandle {
-        let device = update.device
-        guard let slot = deviceTable.slot(of: device, hash: DeviceTable.hash(device), in: devices) else { return DeviceHandle() }
-        devices.withUnsafeBufferPointer { records in
-            let inside = records[Int(slot)].inside
-            touched &+= UInt64(truncatingIfNeeded: inside.count)
-            if let first = inside.first { touched &+= fences.traits(ofSlot: first.slot).exists ? 1 : 0 }
-        }
-        return DeviceHandle(slot: slot)
     }
 
     /// Fires every dwell that falls due by `time` for devices that sent no update since (presence holds

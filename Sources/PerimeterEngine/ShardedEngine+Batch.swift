@@ -177,25 +177,16 @@ extension ShardedEngine {
         let n = updates.count
         let base = positions.startIndex
         var timers = TimerGate()
-        // Each update's device is looked up while the one before it runs, as in
-        // ``DetectionEngine/process(contentsOf:into:)`` (``DetectionEngine/lookAhead(_:touched:)``).
-        var next = DeviceHandle()
-        var touched: UInt64 = 0
         for k in 0..<n {
             let i = Int(positions[base + k])
             let before = output.events.count
-            let handle = next
-            if k + 1 < n { next = engine.lookAhead(updates[k + 1], touched: &touched) }
             if advancingDevices, timers.mayFire(&engine, by: updates[k].time) {
                 engine.advance(updates[k].device, to: updates[k].time, into: &output.events)
                 if output.events.count > before { output.timerEventIndices.append(i) }
             }
-            if let rejection = engine.process(updates[k], lookedUp: handle, into: &output.events) {
-                output.rejections.append((i, rejection))
-            }
+            if let rejection = engine.process(updates[k], into: &output.events) { output.rejections.append((i, rejection)) }
             if output.events.count > before { output.marks.append(EventMark(update: Int32(i), end: Int32(output.events.count))) }
         }
-        engine.lookAheadSink = touched
     }
 }
 

@@ -139,11 +139,10 @@ struct DeviceTableTests {
         #expect(batched.statistics == single.statistics)
     }
 
-    @Test("a batch adds devices in order of their first accepted update, whatever it looked up ahead")
+    @Test("a batch adds devices in order of their first accepted update, as one call per update does")
     func batchAddsDevicesInOrderOfFirstUpdates() {
-        // Each update's device is looked up while the one before it runs: new devices, devices whose first
-        // update is rejected (never added), equivalent spellings of one id and repeats right after a first
-        // update must come out as one call per update gives them.
+        // New devices, devices whose first update is rejected (never added), equivalent spellings of one id
+        // and repeats right after a first update, in batches of every size from one to all.
         var random = SplitMix64(seed: 13)
         let spellings: [[DeviceID]] = [["K-7", "\u{212A}-7"], ["caf\u{E9}", "cafe\u{301}"], ["d1"], ["d2"],
                                        ["a-device-id-longer-than-sixteen-bytes"], ["x"], ["yy"], ["zzzzzzzz"]]
