@@ -29,9 +29,13 @@ struct DeviceTable: Sendable {
     /// The largest share of the buckets the table fills before it grows, as a fraction (3/4).
     static let maximumLoad = (numerator: 3, denominator: 4)
     /// Bucket count asked for when growing from `n` buckets: half as many again, less what the
-    /// allocator may round the array up by (every bucket it gives is used: a few buckets, up to a page
-    /// for an array it maps on its own), 16 at first.
-    static func grownCount(from n: Int) -> Int { max(16, n + n / 2 - (n >= 16_384 ? 1_028 : 4)) }
+    /// allocator may round the array up by (every bucket it gives is used), 16 at first. The margin:
+    /// up to 4 buckets for small arrays (size classes 16 bytes apart); up to 8 from 1 KiB, where a
+    /// reused free block whose remainder is too small to split (under 32 bytes) is handed out whole —
+    /// so which tests ran before in the same process changed the count; a page for an array it maps.
+    static func grownCount(from n: Int) -> Int {
+        max(16, n + n / 2 - (n >= 16_384 ? 1_028 : n >= 256 ? 8 : 4))
+    }
 
     /// The hash of `id`, equal for canonically equivalent ids.
     @inline(__always)

@@ -108,16 +108,26 @@ struct StableHash {
 
 extension UnsafeRawBufferPointer {
     /// The bytes from `offset` to the end (fewer than eight) as one little-endian word, zero-padded.
+    ///
+    /// Read with at most two loads instead of byte by byte (most device ids are shorter than a word, so
+    /// for them this is the whole of the id's reading): when the buffer holds eight bytes or more, one
+    /// load of the last eight, shifted; otherwise two overlapping four-byte loads, or for one to three
+    /// bytes the first, middle and last byte (overlaps put the same byte in the same place twice).
     @inline(__always)
     func littleEndianTail(from offset: Int) -> UInt64 {
-        var word: UInt64 = 0
-        var shift: UInt64 = 0
-        var i = offset
-        while i < count {
-            word |= UInt64(self[i]) << shift
-            shift += 8
-            i += 1
+        let r = count - offset
+        guard r > 0 else { return 0 }
+        if count >= 8 {
+            let last = UInt64(littleEndian: loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+            return last &>> UInt64(8 * (8 - r))
         }
-        return word
+        if r >= 4 {
+            let low = UInt64(UInt32(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            let high = UInt64(UInt32(littleEndian: loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)))
+            return low | high &<< UInt64(8 * (r - 4))
+        }
+        let middle = r / 2
+        return UInt64(self[offset]) | UInt64(self[offset + middle]) &<< UInt64(8 * middle)
+            | UInt64(self[count - 1]) &<< UInt64(8 * (r - 1))
     }
 }

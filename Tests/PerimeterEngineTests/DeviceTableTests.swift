@@ -138,4 +138,59 @@ struct DeviceTableTests {
         #expect(batchRejections == singleRejections)
         #expect(batched.statistics == single.statistics)
     }
+
+    @Test("a batch adds devices in order of their first accepted update, as one call per update does")
+    func batchAddsDevicesInOrderOfFirstUpdates() {
+        // New devices, devices whose first update is rejected (never added), equivalent spellings of one id
+        // and repeats right after a first update, in batches of every size from one to all.
+        var random = SplitMix64(seed: 13)
+        let spellings: [[DeviceID]] = [["K-7", "\u{212A}-7"], ["caf\u{E9}", "cafe\u{301}"], ["d1"], ["d2"],
+                                       ["a-device-id-longer-than-sixteen-bytes"], ["x"], ["yy"], ["zzzzzzzz"]]
+        var updates: [LocationUpdate] = []
+        for i in 0..<2_000 {
+            let names = spellings[Int(random.next() % UInt64(spellings.count))]
+            let device = names[Int(random.next() % UInt64(names.count))]
+            var update = Self.update(device, Double(i), inside: random.next() % 3 != 0)
+            switch random.next() % 16 {
+            case 0: update.coordinate = Coordinate(latitude: .nan, longitude: 0)
+            case 1: update.time = Date(timeIntervalSince1970: -5)
+            case 2: update.time = Date(timeIntervalSince1970: 1_700_000_000 + Double(i) - 50)  // often out of order
+            default: break
+            }
+            updates.append(update)
+        }
+        for size in [1, 2, 3, 64, 2_000] {
+            var single = DetectionEngine(fences: [Self.park], configuration: .init(defaultDwellTime: 5))
+            var batched = single
+            var singleEvents: [GeofenceEvent] = [], batchEvents: [GeofenceEvent] = []
+            var singleRejections: [Int] = [], batchRejections: [Int] = []
+            for (i, update) in updates.enumerated() where single.process(update, into: &singleEvents) != nil {
+                singleRejections.append(i)
+            }
+            for start in stride(from: 0, to: updates.count, by: size) {
+                let batch = Array(updates[start ..< min(start + size, updates.count)])
+                batchRejections += batched.process(contentsOf: batch, into: &batchEvents).map { start + $0.index }
+            }
+            #expect(batchEvents == singleEvents, "batches of \(size)")
+            #expect(batchRejections == singleRejections, "batches of \(size)")
+            #expect(batched.knownDevices.map(\.rawValue) == single.knownDevices.map(\.rawValue), "batches of \(size)")
+            #expect(batched.statistics == single.statistics, "batches of \(size)")
+        }
+    }
+
+    @Test("an id's last partial word is read with whole loads as it was byte by byte")
+    func tailWordsMatchBytes() {
+        var random = SplitMix64(seed: 64)
+        let bytes = (0..<40).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        bytes.withUnsafeBytes { all in
+            for count in 0...all.count {
+                let buffer = UnsafeRawBufferPointer(rebasing: all[0 ..< count])
+                for offset in 0...count where count - offset < 8 {
+                    var expected: UInt64 = 0
+                    for i in offset ..< count { expected |= UInt64(buffer[i]) << UInt64(8 * (i - offset)) }
+                    #expect(buffer.littleEndianTail(from: offset) == expected, "\(count) bytes from \(offset)")
+                }
+            }
+        }
+    }
 }
