@@ -56,16 +56,7 @@ extension DetectionEngine {
         guard let slot = slot(of: device) else { return nil }
         let record = devices[Int(slot)]
         let unchanged = stamp?.isSame(as: record.inside) ?? false
-        var memberships: [MembershipSnapshot] = []
-        if !unchanged, !record.inside.isEmpty {
-            memberships.reserveCapacity(record.inside.count)
-            for m in record.inside {
-                guard let fence = fences.id(ofSlot: m.slot) else { continue }
-                memberships.append(MembershipSnapshot(fence: fence, entryTime: m.entryTime, visitSequence: m.visitSequence,
-                                                      ordinal: m.hasLegacyID ? nil : m.ordinal, hasDwelled: m.hasDwelled))
-            }
-            memberships.sort { $0.fence < $1.fence }
-        }
+        let memberships = unchanged || record.inside.isEmpty ? [] : membershipSnapshots(of: record.inside)
         var instant: [InstantVisitSnapshot] = []
         if !instantVisits.isEmpty, let visits = instantVisits[slot] {
             for visit in visits {

@@ -125,16 +125,22 @@ extension DetectionEngine {
         devices.indices.filter { isLive(slot: Int32($0)) }.map { snapshot(slot: Int32($0)) }
     }
 
-    private func snapshot(slot: Int32) -> DeviceSnapshot {
-        let state = state(ofSlot: Int(slot))
+    /// The memberships by fence id, ascending (those of fences no longer known left out).
+    func membershipSnapshots(of inside: [Membership]) -> [MembershipSnapshot] {
         var memberships: [MembershipSnapshot] = []
-        memberships.reserveCapacity(state.inside.count)
-        for m in state.inside {
+        memberships.reserveCapacity(inside.count)
+        for m in inside {
             guard let fence = fences.id(ofSlot: m.slot) else { continue }
             memberships.append(MembershipSnapshot(fence: fence, entryTime: m.entryTime, visitSequence: m.visitSequence,
                                                   ordinal: m.hasLegacyID ? nil : m.ordinal, hasDwelled: m.hasDwelled))
         }
         memberships.sort { $0.fence < $1.fence }
+        return memberships
+    }
+
+    private func snapshot(slot: Int32) -> DeviceSnapshot {
+        let state = state(ofSlot: Int(slot))
+        let memberships = membershipSnapshots(of: state.inside)
         var instantVisits: [InstantVisitSnapshot] = []
         for visit in state.instantVisits {
             guard let fence = fences.id(ofSlot: visit.slot) else { continue }
