@@ -57,14 +57,7 @@ extension DetectionEngine {
         let record = devices[Int(slot)]
         let unchanged = stamp?.isSame(as: record.inside) ?? false
         let memberships = unchanged || record.inside.isEmpty ? [] : membershipSnapshots(of: record.inside)
-        var instant: [InstantVisitSnapshot] = []
-        if !instantVisits.isEmpty, let visits = instantVisits[slot] {
-            for visit in visits {
-                guard let fence = fences.id(ofSlot: visit.slot) else { continue }
-                instant.append(InstantVisitSnapshot(fence: fence, entryTime: visit.entryTime, ordinal: visit.ordinal))
-            }
-            instant.sort { $0.fence < $1.fence }
-        }
+        let instant = instantVisits.isEmpty ? [] : instantVisitSnapshots(of: instantVisits[slot] ?? [])
         let options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
         let stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
         let snapshot = DeviceSnapshot(device: record.id, lastTime: record.lastTime, lastCoordinate: record.lastCoordinate,

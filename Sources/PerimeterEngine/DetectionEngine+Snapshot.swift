@@ -138,15 +138,21 @@ extension DetectionEngine {
         return memberships
     }
 
+    /// The instant visits by fence id, ascending (those of fences no longer known left out).
+    func instantVisitSnapshots(of visits: [InstantVisit]) -> [InstantVisitSnapshot] {
+        var snapshots: [InstantVisitSnapshot] = []
+        for visit in visits {
+            guard let fence = fences.id(ofSlot: visit.slot) else { continue }
+            snapshots.append(InstantVisitSnapshot(fence: fence, entryTime: visit.entryTime, ordinal: visit.ordinal))
+        }
+        snapshots.sort { $0.fence < $1.fence }
+        return snapshots
+    }
+
     private func snapshot(slot: Int32) -> DeviceSnapshot {
         let state = state(ofSlot: Int(slot))
         let memberships = membershipSnapshots(of: state.inside)
-        var instantVisits: [InstantVisitSnapshot] = []
-        for visit in state.instantVisits {
-            guard let fence = fences.id(ofSlot: visit.slot) else { continue }
-            instantVisits.append(InstantVisitSnapshot(fence: fence, entryTime: visit.entryTime, ordinal: visit.ordinal))
-        }
-        instantVisits.sort { $0.fence < $1.fence }
+        let instantVisits = instantVisitSnapshots(of: state.instantVisits)
         // Closures, not `.map(optionSnapshot)`: a method used as a function value captures a copy of
         // the whole engine (every array and table retained and released), once per snapshot.
         return DeviceSnapshot(device: state.id, lastTime: state.lastTime, lastCoordinate: state.lastCoordinate,
