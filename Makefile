@@ -36,9 +36,12 @@ build: deps
 check-architecture: deps
 	@scripts/check-architecture.py
 
+# The output is kept in .build/test-output.log; when the run fails, scripts/test-report.py prints at its
+# end what failed or crashed and which tests were still running (a log's tail is often all one sees).
 test: deps check-architecture
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	@set -o pipefail; $(SWIFT) test --skip-build 2>&1 | tee .build/test-output.log \
+		|| { status=$$?; scripts/test-report.py .build/test-output.log; exit $$status; }
 
 # The live demo (docs/server.md, "The live demo"), e.g. `make demo DEMO_ARGS="--port 0 --time-scale 100"`.
 demo: deps build
