@@ -86,6 +86,9 @@ public final class Database {
     /// The number of rows the last INSERT, UPDATE or DELETE changed.
     public var changes: Int32 { sqlite3_changes(handle) }
 
+    /// The rowid of the last row this connection inserted (0 when none).
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// Sets how long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
     public func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
@@ -94,6 +97,14 @@ public final class Database {
     /// The first column of the first row of `sql` as an integer, or `nil` when there is no row.
     public func integer(_ sql: String) throws(DatabaseError) -> Int64? {
         let statement = try statement(sql)
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(0) : nil
+    }
+
+    /// The first column of the first row of the SQL literal `sql` as an integer, or `nil` when there is
+    /// no row; for hot paths (the statement found as by ``statement(literal:)``).
+    public func integer(literal sql: StaticString) throws(DatabaseError) -> Int64? {
+        let statement = try statement(literal: sql)
         defer { statement.reset() }
         return try statement.step() ? statement.int64(0) : nil
     }

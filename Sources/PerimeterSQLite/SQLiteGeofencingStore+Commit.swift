@@ -13,7 +13,6 @@ extension SQLiteGeofencingStore {
         guard !changes.isEmpty else { return }
         let bulk = Self.fenceTextBytes(changes) >= Self.bulkCommitBytes
         try owner.withConnection("committing to") { connection throws in
-            if !connection.remembers { connection.forget() }
             // A bulk commit that could not switch back: try again (its commits stay synced meanwhile).
             if connection.outsideWriteAheadLog { try? restoreWriteAheadLog(&connection) }
             do {
@@ -31,6 +30,7 @@ extension SQLiteGeofencingStore {
 
     private static func write(_ changes: StoreChanges, into connection: inout Connection) throws {
         let db = connection.db
+        try connection.validate()
         for change in changes.fences {
             switch change {
             case .upsert(let fence):
@@ -63,27 +63,72 @@ extension SQLiteGeofencingStore {
         }
 
         for device in changes.forgottenDevices {
-            for table in ["device WHERE id", "presence WHERE device", "device_option WHERE device"] {
-                let delete = try db.statement("DELETE FROM \(table) = ?")
-                delete.bind(device.rawValue, at: 1)
-                try delete.execute()
+            guard let key = try connection.key(of: device) else { continue }
+            for statement in [try db.statement(literal: "DELETE FROM device WHERE key = ?"),
+                              try db.statement(literal: "DELETE FROM presence WHERE device = ?"),
+                              try db.statement(literal: "DELETE FROM device_option WHERE device = ?")] {
+                statement.bind(key, at: 1)
+                try statement.execute()
             }
+            connection.deviceKeys[device] = nil
         }
 
         if !changes.devices.isEmpty {
             let update = try db.statement(literal: """
                 UPDATE device SET last_time = ?2, latitude = ?3, longitude = ?4, update_count = ?5, instant_visits = ?6
-                WHERE id = ?1
+                WHERE key = ?1
                 """)
-            // Devices without option state only need a delete when some device has a row (rare).
             for change in changes.devices {
                 let snapshot = change.snapshot
+                // A known device (the usual case) is one update by its integer key; a new one is inserted
+                // with the next key (the rowid SQLite gives: the largest plus one, so keys keep the order
+                // of first appearance) and remembered. Both statements number their parameters alike:
+                // ?1 key (NULL for a new device) or ?7 id, ?2 time, ?3 latitude, ?4 longitude, ?5 count,
+                // ?6 instant visits (NULL for none, the usual case).
+                func executeDevice(_ statement: Statement, key: Int64?) throws {
+                    statement.bind(key, at: 1)
+                    statement.bind(snapshot.lastTime, at: 2)
+                    statement.bind(snapshot.lastCoordinate.latitude, at: 3)
+                    statement.bind(snapshot.lastCoordinate.longitude, at: 4)
+                    statement.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
+                    if key == nil { statement.bind(snapshot.device.rawValue, at: 7) }
+                    if snapshot.instantVisits.isEmpty {
+                        statement.bind(nil as Int64?, at: 6)
+                        try statement.execute()
+                    } else {
+                        try statement.execute(binding: InstantVisitCodec.encode(snapshot.instantVisits), at: 6)
+                    }
+                }
+                var known = try connection.key(of: snapshot.device)
+                if let key = known {
+                    try executeDevice(update, key: key)
+                    if db.changes == 0 {
+                        // Remembered wrongly (never expected): ask the file from now on.
+                        connection.forget()
+                        known = try connection.key(of: snapshot.device)
+                        if let key = known { try executeDevice(update, key: key) }
+                    }
+                }
+                let key: Int64
+                if let known {
+                    key = known
+                } else {
+                    let insert = try db.statement(literal: """
+                        INSERT INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
+                        VALUES (?1, ?7, ?2, ?3, ?4, ?5, ?6)
+                        """)
+                    try executeDevice(insert, key: nil)
+                    key = db.lastInsertRowID
+                    connection.deviceKeys[snapshot.device] = key
+                }
+
+                // Devices without option state only need a delete when some device has a row (rare).
                 if snapshot.options != nil || snapshot.stream != nil {
                     let upsert = try db.statement(literal: """
                         INSERT INTO device_option (device, state) VALUES (?, ?)
                         ON CONFLICT (device) DO UPDATE SET state = excluded.state
                         """)
-                    upsert.bind(snapshot.device.rawValue, at: 1)
+                    upsert.bind(key, at: 1)
                     try upsert.execute(binding: OptionStateCodec.encode(options: snapshot.options, stream: snapshot.stream), at: 2)
                     connection.optionRows = true
                 } else {
@@ -92,36 +137,12 @@ extension SQLiteGeofencingStore {
                     }
                     if connection.optionRows == true {
                         let delete = try db.statement(literal: "DELETE FROM device_option WHERE device = ?")
-                        delete.bind(snapshot.device.rawValue, at: 1)
+                        delete.bind(key, at: 1)
                         try delete.execute()
                     }
                 }
-                // A known device (the usual case) is one keyed update; a new one goes after the others.
-                // Both statements number their parameters alike: ?1 id, ?2 time, ?3 latitude, ?4 longitude, ?5 count,
-                // ?6 instant visits (NULL for none, the usual case).
-                func executeDevice(_ statement: Statement) throws {
-                    statement.bind(snapshot.device.rawValue, at: 1)
-                    statement.bind(snapshot.lastTime, at: 2)
-                    statement.bind(snapshot.lastCoordinate.latitude, at: 3)
-                    statement.bind(snapshot.lastCoordinate.longitude, at: 4)
-                    statement.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
-                    if snapshot.instantVisits.isEmpty {
-                        statement.bind(nil as Int64?, at: 6)
-                        try statement.execute()
-                    } else {
-                        try statement.execute(binding: InstantVisitCodec.encode(snapshot.instantVisits), at: 6)
-                    }
-                }
-                try executeDevice(update)
-                if db.changes == 0 {
-                    let insert = try db.statement(literal: """
-                        INSERT INTO device (id, position, last_time, latitude, longitude, update_count, instant_visits)
-                        VALUES (?1, (SELECT coalesce(max(position), 0) + 1 FROM device), ?2, ?3, ?4, ?5, ?6)
-                        """)
-                    try executeDevice(insert)
-                }
                 guard change.presenceChanged else { continue }
-                try writePresence(of: snapshot, stored: change.storedMemberships, into: db)
+                try writePresence(of: snapshot, key: key, stored: change.storedMemberships, into: db)
             }
         }
 
@@ -198,9 +219,8 @@ extension SQLiteGeofencingStore {
     /// Makes the presence rows of `snapshot`'s device its memberships. When the rows held now are known
     /// (`stored`), only the memberships that differ are written — one row per entry, exit or dwell,
     /// instead of all of the device's rows; otherwise the rows are deleted and written again.
-    private static func writePresence(of snapshot: DetectionEngine.DeviceSnapshot,
+    private static func writePresence(of snapshot: DetectionEngine.DeviceSnapshot, key device: Int64,
                                       stored: [DetectionEngine.MembershipSnapshot]?, into db: Database) throws {
-        let device = snapshot.device.rawValue
         let memberships = snapshot.memberships
         if let stored {
             for old in stored where !memberships.contains(where: { $0.fence == old.fence }) {

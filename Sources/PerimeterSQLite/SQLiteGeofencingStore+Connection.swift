@@ -1,18 +1,30 @@
+import PerimeterEngine
+
 extension SQLiteGeofencingStore {
     /// The store's connection and what the store remembers about the file between commits.
     ///
-    /// Remembered values are only trusted in ``LockingMode/exclusive`` mode, where nobody else can
-    /// write the file; in ``LockingMode/shared`` mode they are forgotten before every commit. Any failed
-    /// commit forgets them too.
+    /// In ``LockingMode/exclusive`` mode nobody else can write the file, so remembered values are
+    /// trusted from one commit to the next. In ``LockingMode/shared`` mode another connection may write
+    /// between two commits: each commit reads `PRAGMA data_version` inside its transaction (where nobody
+    /// else can write any more) and forgets everything when it differs from the value seen at the last
+    /// commit or load (``validate()``). Any failed commit forgets them too (its rolled-back inserts may
+    /// have been remembered).
     struct Connection: DatabaseConnection {
         /// The SQLite connection.
         let db: Database
-        /// Whether the remembered values below survive from one commit to the next.
-        let remembers: Bool
+        /// Whether the remembered values below are trusted without asking the file (exclusive locking).
+        let trustsMemory: Bool
+        /// `PRAGMA data_version` when the values below were last known to be true of the file.
+        var dataVersion: Int64?
         /// The sequence number of the last logged event, when known.
         var lastEventSequence: Int64?
         /// Whether `device_option` may have rows (`false`: known empty), when known.
         var optionRows: Bool?
+        /// The integer key (`device.key`) of devices the store has read or written.
+        var deviceKeys: [DeviceID: Int64] = [:]
+        /// Whether ``deviceKeys`` holds every device of the file (after a load, and as long as nothing
+        /// is forgotten): a device it lacks then has no row, and is inserted without looking for one.
+        var deviceKeysComplete = false
         /// Whether a bulk commit left the connection under a rollback journal (with `synchronous =
         /// FULL`) because it could not return to write-ahead logging; not a remembered value: it
         /// describes this connection, not the file.
@@ -20,8 +32,34 @@ extension SQLiteGeofencingStore {
 
         /// Forgets every remembered value.
         mutating func forget() {
+            dataVersion = nil
             lastEventSequence = nil
             optionRows = nil
+            deviceKeys = [:]
+            deviceKeysComplete = false
+        }
+
+        /// Inside a transaction: forgets the remembered values unless nobody else can have written the
+        /// file since they were last true (exclusive locking, or the same `PRAGMA data_version`).
+        mutating func validate() throws {
+            guard !trustsMemory else { return }
+            let version = try db.integer(literal: "PRAGMA data_version")
+            if version != dataVersion { forget() }
+            dataVersion = version
+        }
+
+        /// The key of `device`'s row, or `nil` when it has none; from memory when remembered, else from
+        /// the file (and then remembered).
+        mutating func key(of device: DeviceID) throws -> Int64? {
+            if let key = deviceKeys[device] { return key }
+            if deviceKeysComplete { return nil }
+            let find = try db.statement(literal: "SELECT key FROM device WHERE id = ?")
+            find.bind(device.rawValue, at: 1)
+            defer { find.reset() }
+            guard try find.step() else { return nil }
+            let key = find.int64(0)
+            deviceKeys[device] = key
+            return key
         }
     }
 }

@@ -11,13 +11,28 @@ extension SQLiteGeofencingStore {
     /// - Complexity: linear in fences, devices and presence rows; O(log n) in the event log.
     public func load() throws -> StoredState {
         try owner.withConnection("loading") { connection throws in
-            let state = try Self.load(connection.db)
-            if connection.remembers { connection.lastEventSequence = state.lastEventSequence }
-            return state
+            // One read transaction: every table from the same snapshot, which the remembered values
+            // (the device keys, the end of the log) then describe as of this `data_version`.
+            let db = connection.db
+            try db.execute("BEGIN")
+            do {
+                connection.forget()
+                let dataVersion = try db.integer(literal: "PRAGMA data_version")
+                let state = try Self.load(db, keys: &connection.deviceKeys)
+                try db.execute("COMMIT")
+                connection.deviceKeysComplete = true
+                connection.dataVersion = dataVersion
+                connection.lastEventSequence = state.lastEventSequence
+                return state
+            } catch {
+                try? db.execute("ROLLBACK")
+                connection.forget()
+                throw error
+            }
         }
     }
 
-    private static func load(_ db: Database) throws -> StoredState {
+    private static func load(_ db: Database, keys: inout [DeviceID: Int64]) throws -> StoredState {
         var state = StoredState()
         let fences = try db.statement("""
             SELECT id, position, feature, grp, name, dwell_time, expires_at, added_sequence FROM fence ORDER BY position
@@ -29,52 +44,55 @@ extension SQLiteGeofencingStore {
                 dwellTime: fences.optionalDouble(5), expiresAt: fences.optionalDouble(6),
                 additionSequence: fences.isNull(7) ? nil : fences.int64(7)))
         }
-        var memberships: [DeviceID: [DetectionEngine.MembershipSnapshot]] = [:]
+        // Presence and option rows name their device by its key.
+        var memberships: [Int64: [DetectionEngine.MembershipSnapshot]] = [:]
         let presence = try db.statement("SELECT device, fence, entry_time, visit_sequence, has_dwelled, ordinal FROM presence")
         while try presence.step() {
             // NULL ordinal: a visit recorded before version 4, whose id is derived from its sequence.
             let ordinal = presence.isNull(5) ? nil : UInt32(exactly: presence.int64(5))
             guard presence.isNull(5) || ordinal != nil else {
-                throw GeofencingError(.incompatibleStorage, "the store records visit ordinal \(presence.int64(5)) for device \(presence.string(0)) in fence \(presence.string(1)), which is out of range; the database is damaged")
+                throw GeofencingError(.incompatibleStorage, "the store records visit ordinal \(presence.int64(5)) for device key \(presence.int64(0)) in fence \(presence.string(1)), which is out of range; the database is damaged")
             }
-            memberships[DeviceID(presence.string(0)), default: []].append(DetectionEngine.MembershipSnapshot(
+            memberships[presence.int64(0), default: []].append(DetectionEngine.MembershipSnapshot(
                 fence: FenceID(presence.string(1)), entryTime: presence.double(2),
                 visitSequence: UInt64(bitPattern: presence.int64(3)), ordinal: ordinal, hasDwelled: presence.int64(4) != 0))
         }
-        var optionStates: [DeviceID: [UInt8]] = [:]
+        var optionStates: [Int64: [UInt8]] = [:]
         let options = try db.statement("SELECT device, state FROM device_option")
         while try options.step() {
-            optionStates[DeviceID(options.string(0))] = options.blob(1)
+            optionStates[options.int64(0)] = options.blob(1)
         }
-        let devices = try db.statement("SELECT id, last_time, latitude, longitude, update_count, instant_visits FROM device ORDER BY position")
+        let devices = try db.statement("SELECT key, id, last_time, latitude, longitude, update_count, instant_visits FROM device ORDER BY key")
         while try devices.step() {
-            let id = DeviceID(devices.string(0))
+            let key = devices.int64(0)
+            let id = DeviceID(devices.string(1))
             var snapshot = DetectionEngine.DeviceSnapshot(
-                device: id, lastTime: devices.double(1),
-                lastCoordinate: Coordinate(latitude: devices.double(2), longitude: devices.double(3)),
-                updateCount: UInt64(bitPattern: devices.int64(4)),
-                memberships: (memberships.removeValue(forKey: id) ?? []).sorted { $0.fence < $1.fence })
-            if !devices.isNull(5) {
+                device: id, lastTime: devices.double(2),
+                lastCoordinate: Coordinate(latitude: devices.double(3), longitude: devices.double(4)),
+                updateCount: UInt64(bitPattern: devices.int64(5)),
+                memberships: (memberships.removeValue(forKey: key) ?? []).sorted { $0.fence < $1.fence })
+            if !devices.isNull(6) {
                 do {
-                    snapshot.instantVisits = try InstantVisitCodec.decode(devices.blob(5))
+                    snapshot.instantVisits = try InstantVisitCodec.decode(devices.blob(6))
                 } catch {
                     throw GeofencingError(.incompatibleStorage, "the stored instant visits of device \(id) cannot be read (\(error)); the database is damaged")
                 }
             }
-            if let bytes = optionStates.removeValue(forKey: id) {
+            if let bytes = optionStates.removeValue(forKey: key) {
                 do {
                     (snapshot.options, snapshot.stream) = try OptionStateCodec.decode(bytes)
                 } catch {
                     throw GeofencingError(.incompatibleStorage, "the stored option state of device \(id) cannot be read (\(error)); the database is damaged")
                 }
             }
+            keys[id] = key
             state.devices.append(snapshot)
         }
-        if let orphan = memberships.keys.first {
-            throw GeofencingError(.incompatibleStorage, "the store records presence for device \(orphan) but no state for it; the database is inconsistent")
+        if let orphan = memberships.keys.min() {
+            throw GeofencingError(.incompatibleStorage, "the store records presence for device key \(orphan) but no device row with that key; the database is inconsistent")
         }
-        if let orphan = optionStates.keys.first {
-            throw GeofencingError(.incompatibleStorage, "the store records option state for device \(orphan) but no state for it; the database is inconsistent")
+        if let orphan = optionStates.keys.min() {
+            throw GeofencingError(.incompatibleStorage, "the store records option state for device key \(orphan) but no device row with that key; the database is inconsistent")
         }
         let consent = try db.statement("SELECT device, granted FROM consent")
         while try consent.step() {

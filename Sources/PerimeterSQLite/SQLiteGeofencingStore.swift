@@ -59,7 +59,7 @@ public final class SQLiteGeofencingStore: GeofencingStore {
         owner = try DatabaseOwner(path: path, description: "the database", prepare: { database in
             try Self.prepare(database, path: path, synchronous: synchronous, verifyIntegrity: verifyIntegrity,
                              lockingMode: lockingMode, checkpointPages: checkpointPages)
-        }, wrap: { Connection(db: $0, remembers: lockingMode == .exclusive) })
+        }, wrap: { Connection(db: $0, trustsMemory: lockingMode == .exclusive) })
     }
 
     /// Closes the connection; later calls fail with ``GeofencingError/Code/storageFailure``.
@@ -88,7 +88,7 @@ public final class SQLiteGeofencingStore: GeofencingStore {
             }
         }
         try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
-                                          migrations: Schema.migrations, applicationID: Schema.applicationID,
+                                          migrations: Schema.steps, applicationID: Schema.applicationID,
                                           newFilePageSize: tables == 0 ? Schema.pageSize : nil)
         _ = try db.text("PRAGMA wal_autocheckpoint = \(checkpointPages)")
     }

@@ -1,8 +1,12 @@
+import PerimeterService
+
 /// The store's schema and its migrations.
 ///
 /// The database is marked with ``applicationID`` (`PRAGMA application_id`) so a foreign SQLite file is
 /// recognised, and carries its schema version in `PRAGMA user_version`. Migration *n* turns version
 /// *n − 1* into version *n*; each runs in the transaction that also bumps the version.
+import PerimeterService
+
 enum Schema {
     /// "PRMT": marks a Perimeter database.
     static let applicationID: Int64 = 0x5052_4D54
@@ -92,7 +96,58 @@ enum Schema {
         DROP TABLE fence;
         ALTER TABLE fence_v6 RENAME TO fence;
         """,
+        // 7: devices keyed by an integer (the rowid), the id in a UNIQUE column written once per device;
+        // presence and option rows keyed by that integer. A commit updates a device by its key: an integer
+        // seek in the table's B-tree instead of a text comparison at every level, and smaller presence
+        // keys. The key is given in first-appearance order (a new device gets the largest key plus one), so
+        // it replaces `position` and its index. Run after `orphanCheck` (see `steps`).
+        """
+        CREATE TABLE device_v7 (
+            key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, last_time REAL NOT NULL, latitude REAL NOT NULL,
+            longitude REAL NOT NULL, update_count INTEGER NOT NULL, instant_visits BLOB);
+        INSERT INTO device_v7 (key, id, last_time, latitude, longitude, update_count, instant_visits)
+            SELECT row_number() OVER (ORDER BY position, id), id, last_time, latitude, longitude, update_count, instant_visits
+            FROM device;
+        CREATE TABLE presence_v7 (
+            device INTEGER NOT NULL, fence TEXT NOT NULL, entry_time REAL NOT NULL, visit_sequence INTEGER NOT NULL,
+            has_dwelled INTEGER NOT NULL, ordinal INTEGER, PRIMARY KEY (device, fence)) WITHOUT ROWID;
+        INSERT INTO presence_v7 (device, fence, entry_time, visit_sequence, has_dwelled, ordinal)
+            SELECT d.key, p.fence, p.entry_time, p.visit_sequence, p.has_dwelled, p.ordinal
+            FROM presence p JOIN device_v7 d ON d.id = p.device;
+        CREATE TABLE device_option_v7 (device INTEGER PRIMARY KEY, state BLOB NOT NULL);
+        INSERT INTO device_option_v7 (device, state)
+            SELECT d.key, o.state FROM device_option o JOIN device_v7 d ON d.id = o.device;
+        DROP TABLE presence;
+        DROP TABLE device_option;
+        DROP TABLE device;
+        ALTER TABLE device_v7 RENAME TO device;
+        ALTER TABLE presence_v7 RENAME TO presence;
+        ALTER TABLE device_option_v7 RENAME TO device_option;
+        """,
     ]
+
+    /// The migrations as steps for `useWriteAheadLogAndMigrate`: the SQL of ``migrations``, and before
+    /// migration 7 a check that every presence and option row names a stored device (that migration
+    /// joins them to the device table and would otherwise drop such rows without a word, where `load`
+    /// of the older file reported the database inconsistent).
+    static var steps: [Migration] {
+        migrations.enumerated().map { index, sql in
+            index == 6 ? Migration { db in
+                try orphanCheck(db)
+                try db.execute(sql)
+            } : .sql(sql)
+        }
+    }
+
+    /// Throws ``GeofencingError/Code/incompatibleStorage`` naming the first device that has presence or
+    /// option rows but no device row, in a file before version 7 (devices keyed by id).
+    static func orphanCheck(_ db: Database) throws {
+        for (table, what) in [("presence", "presence"), ("device_option", "option state")] {
+            if let orphan = try db.text("SELECT device FROM \(table) WHERE device NOT IN (SELECT id FROM device) LIMIT 1") {
+                throw GeofencingError(.incompatibleStorage, "the store records \(what) for device \(orphan) but no state for it; the database is inconsistent (it was left at its schema version)")
+            }
+        }
+    }
 
     /// The schema version this code writes.
     static var version: Int64 { Int64(migrations.count) }

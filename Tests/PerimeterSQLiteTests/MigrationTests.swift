@@ -142,7 +142,8 @@ struct MigrationTests {
             try db.execute("""
                 DELETE FROM device WHERE id = '\(next)'; DELETE FROM event WHERE sequence = 3;
                 UPDATE device SET last_time = 1001.5, update_count = 1 WHERE id = 'ant';
-                INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled) VALUES ('ant', 'zoo', 1001.5, 2, 0);
+                INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled)
+                    VALUES ((SELECT key FROM device WHERE id = 'ant'), 'zoo', 1001.5, 2, 0);
                 UPDATE meta SET value = 6 WHERE key = 'processed_updates';
                 """)
             db.close()
@@ -263,7 +264,7 @@ struct MigrationTests {
         try Self.writeVersion1(path)
         try SQLiteGeofencingStore(path: path).close()
         let db = try Database(path: path)
-        try db.execute("INSERT INTO device_option VALUES ('phone', x'0103ffff')")
+        try db.execute("INSERT INTO device_option VALUES ((SELECT key FROM device WHERE id = 'phone'), x'0103ffff')")
         db.close()
         let store = try SQLiteGeofencingStore(path: path)
         defer { store.close() }
