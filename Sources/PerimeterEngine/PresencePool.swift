@@ -13,7 +13,8 @@ import PerimeterFences
 /// `removeAll(keepingCapacity:)`).
 ///
 /// Memory: a device inside k ≥ 1 fences holds a block of at most 4k + 1 entries of 24 bytes (fewer than
-/// 2k + 1 while it only grows), plus its share of free blocks; none for a device inside none.
+/// 2k + 1 while it only grows), plus its share of free blocks; none for a device inside none. The array
+/// grows by an eighth when full, so its spare room is at most an eighth of what it holds.
 /// Entry 0 is never a block, so that list 0 is the empty list. Blocks are addressed with 32 bits: the
 /// pool holds at most 2³² − 1 entries (about 96 GiB of memberships).
 struct PresencePool: Sendable {
@@ -123,6 +124,10 @@ struct PresencePool: Sendable {
         let size = Self.blockSize(sizeClass)
         precondition(block + size <= Int(List.max),
                      "PresencePool: the fence lists of this engine's devices exceed 2^32 - 1 memberships")
+        if block + size > entries.capacity {
+            // By an eighth, not by doubling (as the device records): spare room of at most an eighth.
+            entries.reserveCapacity(block + max(size, block / 8))
+        }
         entries.append(Self.header(sizeClass: sizeClass, count: 0, next: 0))
         entries.append(contentsOf: repeatElement(Self.header(sizeClass: 0, count: 0, next: 0), count: size - 1))
         return List(block)
