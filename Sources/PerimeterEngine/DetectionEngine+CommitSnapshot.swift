@@ -52,16 +52,17 @@ extension DetectionEngine {
     public func commitSnapshot(of device: DeviceID, since stamp: PresenceStamp?) -> CommitSnapshot? {
         guard let slot = slot(of: device) else { return nil }
         let record = devices[Int(slot)]
+        // An unchanged presence keeps the stamp it was compared with (equal lists): no copy, no allocation.
         let unchanged = stamp?.isSame(as: record.presence, in: presencePool) ?? false
-        let inside = presencePool.members(record.presence)
-        let memberships = unchanged || inside.isEmpty ? [] : membershipSnapshots(of: inside)
+        let newStamp = unchanged ? stamp! : PresenceStamp(inside: presencePool.members(record.presence))
+        let memberships = unchanged || newStamp.inside.isEmpty ? [] : membershipSnapshots(of: newStamp.inside)
         let instant = instantVisits.isEmpty ? [] : instantVisitSnapshots(of: instantVisits[slot] ?? [])
         let options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
         let stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
         let snapshot = DeviceSnapshot(device: record.id, lastTime: record.lastTime, lastCoordinate: record.lastCoordinate,
                                       updateCount: updateCount(ofSlot: Int(slot)), memberships: memberships,
                                       instantVisits: instant, options: options, stream: stream)
-        return CommitSnapshot(snapshot: snapshot, presenceUnchanged: unchanged, stamp: PresenceStamp(inside: inside))
+        return CommitSnapshot(snapshot: snapshot, presenceUnchanged: unchanged, stamp: newStamp)
     }
 }
 
