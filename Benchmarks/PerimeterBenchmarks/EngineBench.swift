@@ -234,7 +234,7 @@ public struct EngineBench: Sendable {
                    reference: true)
         report.add(Section.deviceMemory, "fence lists after the workload", Double(after.presenceBytes) / Double(max(1, after.devices)),
                    "B/device", higherIsBetter: false,
-                   note: "\(memberships) memberships in \(after.presenceBytes) B (array headers and spare capacity included)",
+                   note: "\(memberships) memberships in \(after.presenceBytes) B (the presence pool: block headers, free blocks and spare capacity included)",
                    comparedToReference: false)
         var idle = DetectionEngine()
         let count = 1_000_000

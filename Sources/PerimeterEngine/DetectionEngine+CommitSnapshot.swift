@@ -17,18 +17,15 @@ extension DetectionEngine {
     /// fence was removed or replaced since: a holder drops its stamps when the fences change (an
     /// equal stamp then says nothing of the ids).
     public struct PresenceStamp: Sendable {
-        /// The device's memberships when the stamp was taken (the engine's array, shared, not copied).
+        /// The device's memberships when the stamp was taken (a copy: the engine keeps every device's
+        /// list in one pool, edited in place).
         let inside: [Membership]
 
-        /// Whether `other` is the same presence: same fences, same visits, same dwell state.
-        func isSame(as other: [Membership]) -> Bool {
-            guard inside.count == other.count else { return false }
-            // The engine leaves a device's array as it is while its presence does not change, so the
-            // usual case is the very same buffer.
-            let shared = inside.withUnsafeBufferPointer { a in other.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
-            if shared { return true }
+        /// Whether `list` in `pool` is the same presence: same fences, same visits, same dwell state.
+        func isSame(as list: PresencePool.List, in pool: PresencePool) -> Bool {
+            guard inside.count == pool.count(list) else { return false }
             for i in inside.indices {
-                let a = inside[i], b = other[i]
+                let a = inside[i], b = pool[list, i]
                 guard a.slot == b.slot, a.ordinal == b.ordinal, a.entryTime == b.entryTime,
                       a.visitSequence == b.visitSequence, a.hasDwelled == b.hasDwelled,
                       a.hasLegacyID == b.hasLegacyID else { return false }
@@ -55,15 +52,17 @@ extension DetectionEngine {
     public func commitSnapshot(of device: DeviceID, since stamp: PresenceStamp?) -> CommitSnapshot? {
         guard let slot = slot(of: device) else { return nil }
         let record = devices[Int(slot)]
-        let unchanged = stamp?.isSame(as: record.inside) ?? false
-        let memberships = unchanged || record.inside.isEmpty ? [] : membershipSnapshots(of: record.inside)
+        // An unchanged presence keeps the stamp it was compared with (equal lists): no copy, no allocation.
+        let unchanged = stamp?.isSame(as: record.presence, in: presencePool) ?? false
+        let newStamp = unchanged ? stamp! : PresenceStamp(inside: presencePool.members(record.presence))
+        let memberships = unchanged || newStamp.inside.isEmpty ? [] : membershipSnapshots(of: newStamp.inside)
         let instant = instantVisits.isEmpty ? [] : instantVisitSnapshots(of: instantVisits[slot] ?? [])
         let options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
         let stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
         let snapshot = DeviceSnapshot(device: record.id, lastTime: record.lastTime, lastCoordinate: record.lastCoordinate,
-                                      updateCount: record.updateCount, memberships: memberships,
+                                      updateCount: updateCount(ofSlot: Int(slot)), memberships: memberships,
                                       instantVisits: instant, options: options, stream: stream)
-        return CommitSnapshot(snapshot: snapshot, presenceUnchanged: unchanged, stamp: PresenceStamp(inside: record.inside))
+        return CommitSnapshot(snapshot: snapshot, presenceUnchanged: unchanged, stamp: newStamp)
     }
 }
 

@@ -8,8 +8,9 @@ extension DetectionEngine {
         public var devices: Int
         /// The fixed part: every slot's state and the device table, whatever the devices are inside.
         public var fixedBytes: Int
-        /// Fence lists: the memberships of devices inside fences and the few instant visits (with the
-        /// side table that holds them), each list with its array header.
+        /// Fence lists: the pool of the memberships of devices inside fences (its free blocks and spare
+        /// capacity included), the few instant visits (with the side table that holds them, each list with
+        /// its array header), and the update counts past 2³² − 2 (a side table, empty in practice).
         public var presenceBytes: Int
         /// Device ids too long to be stored inline in their state (over 15 UTF-8 bytes).
         public var idBytes: Int
@@ -19,7 +20,7 @@ extension DetectionEngine {
         /// The fixed part per device slot: what an idle device (inside no fence, short id) costs.
         public var idleDeviceBytes: Double { devices == 0 ? 0 : Double(fixedBytes) / Double(devices) }
         /// One device record with its share of the device table: what an idle device costs apart from
-        /// the spare capacity of the records' array (which grows by doubling). At most 64 bytes.
+        /// the spare capacity of the records' array (which grows by an eighth). At most 56 bytes.
         public var recordBytes: Double {
             devices == 0 ? 0 : Double(MemoryLayout<DeviceRecord>.stride) + Double(tableBytes) / Double(devices)
         }
@@ -34,10 +35,10 @@ extension DetectionEngine {
     /// - Complexity: O(d) for d device slots.
     public var deviceMemory: DeviceMemory {
         var presence = 0, ids = 0
+        // One pool holds every fence list, its free blocks and spare capacity counted.
+        presence += presencePool.byteCount
+        presence += largeUpdateCounts.capacity * (MemoryLayout<Int32>.stride + MemoryLayout<UInt64>.stride)
         for state in devices {
-            if state.inside.capacity > 0 {
-                presence += Self.arrayHeaderBytes + state.inside.capacity * MemoryLayout<Membership>.stride
-            }
             let length = state.id.rawValue.utf8.count
             if length > 15 { ids += Self.arrayHeaderBytes + length + 1 }
         }

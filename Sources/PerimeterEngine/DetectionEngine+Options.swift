@@ -32,7 +32,7 @@ extension DetectionEngine {
         for d in devices.indices where optionStates[Int32(d)] == nil {
             var state = DeviceOptionsState()
             state.lastSequence = acceptedSequence
-            state.anchor = devices[d].updateCount > 0
+            state.anchor = devices[d].hasUpdates
                 ? .init(time: devices[d].lastTime, coordinate: devices[d].lastCoordinate, accuracy: nil) : nil
             optionStates[Int32(d)] = state
         }

@@ -179,6 +179,8 @@ extension DetectionEngine {
         let base = Int(clamping: max(0, engineState?.acceptedSequence ?? 0))
         var newTable = DeviceTable()
         var newDevices: [DeviceRecord] = []
+        var newPool = PresencePool()
+        var newLargeCounts: [Int32: UInt64] = [:]
         var newInstantVisits: [Int32: [InstantVisit]] = [:]
         newDevices.reserveCapacity(snapshots.count)
         var newTimers: [DwellTimer] = []
@@ -240,12 +242,22 @@ extension DetectionEngine {
             if let stream = snapshot.stream, configuration.usesStreamOptions || !stream.buffered.isEmpty {
                 newStreams[deviceSlot] = try streamState(stream, device: snapshot.device)
             }
-            newDevices.append(state.record)
+            var record = state.record
+            newPool.replace(&record.presence, with: state.inside)
+            if state.updateCount < UInt64(DeviceRecord.countElsewhere) {
+                record.smallUpdateCount = UInt32(state.updateCount)
+            } else {
+                record.smallUpdateCount = DeviceRecord.countElsewhere
+                newLargeCounts[deviceSlot] = state.updateCount
+            }
+            newDevices.append(record)
             if !state.instantVisits.isEmpty { newInstantVisits[deviceSlot] = state.instantVisits }
             newTable.insert(deviceSlot, hash: hash, in: newDevices)
         }
         deviceTable = newTable
         devices = newDevices
+        presencePool = newPool
+        largeUpdateCounts = newLargeCounts
         instantVisits = newInstantVisits
         for timer in newTimers { timers.push(timer) }
         if let engineState {

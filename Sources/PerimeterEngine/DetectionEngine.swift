@@ -70,8 +70,15 @@ public struct DetectionEngine: Sendable {
 
     var fences: FenceSet
     var deviceTable = DeviceTable()
-    /// Per device slot: its record (56 bytes; what an idle device costs, with its table bucket).
+    /// Per device slot: its record (48 bytes; what an idle device costs, with its table bucket).
     var devices: [DeviceRecord] = []
+    /// The fence lists of the devices inside fences (``DeviceRecord/presence``).
+    var presencePool = PresencePool()
+    /// The update counts of devices past 2³² − 2 accepted updates, by device slot
+    /// (``DeviceRecord/smallUpdateCount``): empty in practice.
+    var largeUpdateCounts: [Int32: UInt64] = [:]
+    /// The reused buffer of ``takeState(_:)``'s fence list. Empty between updates.
+    var insideScratch: [Membership] = []
     /// Instant visits (``DeviceState/instantVisits``) of the few devices that have any, by device slot:
     /// kept beside the records because they are empty almost always, so that an idle device's record
     /// needs no room for them.
@@ -342,21 +349,22 @@ public struct DetectionEngine: Sendable {
         while let timer = timers.popFirst(dueBy: now) {
             if heldSlots.contains(timer.device) { kept.append(timer); continue }
             let deviceIndex = Int(timer.device)
-            guard let m = devices[deviceIndex].inside.firstIndex(where: { $0.slot == timer.slot }),
-                  devices[deviceIndex].inside[m].visitSequence == timer.visitSequence,
-                  !devices[deviceIndex].inside[m].hasDwelled,
+            let list = devices[deviceIndex].presence
+            guard let m = (0..<presencePool.count(list)).first(where: { presencePool[list, $0].slot == timer.slot }),
+                  presencePool[list, m].visitSequence == timer.visitSequence,
+                  !presencePool[list, m].hasDwelled,
                   let fence = fences[slot: timer.slot], let dwell = dwellTime(of: fence)
             else { continue }
-            let dueTime = devices[deviceIndex].inside[m].entryTime + dwell
+            let dueTime = presencePool[list, m].entryTime + dwell
             if dueTime > now {
                 kept.append(DwellTimer(due: dueTime, device: timer.device, slot: timer.slot,
                                        visitSequence: timer.visitSequence))
                 continue
             }
-            devices[deviceIndex].inside[m].hasDwelled = true
+            presencePool.markDwelled(list, m)
             if fence.events.contains(.dwell), !isExpired(fence, at: dueTime) {
                 due.append(makeEvent(.dwell, fence: fence.id, device: devices[deviceIndex].id,
-                                     membership: devices[deviceIndex].inside[m], time: dueTime,
+                                     membership: presencePool[list, m], time: dueTime,
                                      coordinate: devices[deviceIndex].lastCoordinate))
             }
         }
@@ -379,7 +387,7 @@ public struct DetectionEngine: Sendable {
         guard now.isFinite, let slot = slot(of: device) else { return }
         if configuration.reorderWindow > 0 { releaseBuffered(slot, upTo: now - configuration.reorderWindow, into: &events) }
         let d = Int(slot)
-        guard devices[d].updateCount > 0 else { return }
+        guard devices[d].hasUpdates else { return }
         var state = takeState(d)
         if usesOptions {
             var opt = optionStates.removeValue(forKey: slot) ?? freshOptionState(for: state)
@@ -416,7 +424,7 @@ public struct DetectionEngine: Sendable {
         guard let slot = slot(of: device) else { return [] }
         let state = devices[Int(slot)]
         let asOf = max(state.lastTime, time?.timeIntervalSince1970 ?? -.infinity)
-        return state.inside.compactMap { m -> Presence? in
+        return presencePool.members(state.presence).compactMap { m -> Presence? in
             guard let fence = fences[slot: m.slot], !isExpired(fence, at: asOf) else { return nil }
             return Presence(fence: fence.id, since: Date(timeIntervalSince1970: m.entryTime),
                             visitID: visitID(device: state.id, fence: fence.id, membership: m),
@@ -426,7 +434,7 @@ public struct DetectionEngine: Sendable {
 
     /// The time of `device`'s last accepted update, or `nil` when it sent none.
     public func lastUpdateTime(of device: DeviceID) -> Date? {
-        guard let slot = slot(of: device), devices[Int(slot)].updateCount > 0 else { return nil }
+        guard let slot = slot(of: device), devices[Int(slot)].hasUpdates else { return nil }
         return Date(timeIntervalSince1970: devices[Int(slot)].lastTime)
     }
 
@@ -440,12 +448,21 @@ public struct DetectionEngine: Sendable {
     func slot(of device: DeviceID) -> Int32? { deviceTable.slot(of: device, in: devices) }
 
     /// Gives the device, unknown so far, a new slot; `hash` is its ``DeviceTable/hash(_:)``.
+    ///
+    /// The records' array grows by an eighth (16 records at least), not by doubling: its spare capacity
+    /// is then at most an eighth of the records, so that an idle device costs at most 48 × 1.125 + 8 =
+    /// 62 bytes with its table share, whatever the number of devices (from a few hundred on).
+    /// - Complexity: O(1) amortised (each record is copied about eight times as the array grows).
     mutating func addDevice(_ device: DeviceID, hash: UInt64) -> Int32 {
         let slot = Int32(devices.count)
+        if devices.count == devices.capacity { devices.reserveCapacity(Self.grownRecordCount(from: devices.count)) }
         devices.append(DeviceRecord(id: device))
         deviceTable.insert(slot, hash: hash, in: devices)
         return slot
     }
+
+    /// The capacity the records' array grows to from `n` records.
+    static func grownRecordCount(from n: Int) -> Int { n + max(16, n / 8) }
 
     /// Drops everything the engine knows about `device`: presence, pending timers, option state and
     /// updates waiting in its reorder window. Its next update starts it afresh, as a device never seen.
@@ -459,10 +476,10 @@ public struct DetectionEngine: Sendable {
     public mutating func forget(_ device: DeviceID, exitsAt time: Date? = nil, into events: inout [GeofenceEvent]) -> Bool {
         guard let slot = slot(of: device) else { return false }
         let state = devices[Int(slot)]
-        if let time, state.updateCount > 0 {
+        if let time, state.hasUpdates {
             let t = max(time.timeIntervalSince1970, state.lastTime)
             var exits: [GeofenceEvent] = []
-            for m in state.inside {
+            for m in presencePool.members(state.presence) {
                 let traits = fences.traits(ofSlot: m.slot)
                 guard traits.exists, t < traits.expiry, traits.events.contains(.exit),
                       let fence = fences.id(ofSlot: m.slot) else { continue }
@@ -480,7 +497,8 @@ public struct DetectionEngine: Sendable {
         // and no option state, and fire nothing.
         deviceTable.remove(device, in: devices)
         forgottenSlots.insert(slot)
-        devices[Int(slot)].inside = []
+        presencePool.free(&devices[Int(slot)].presence)
+        if !largeUpdateCounts.isEmpty { largeUpdateCounts.removeValue(forKey: slot) }
         instantVisits.removeValue(forKey: slot)
         optionStates.removeValue(forKey: slot)
         streamStates.removeValue(forKey: slot)
@@ -498,7 +516,7 @@ public struct DetectionEngine: Sendable {
         // Fast path, in place (most updates): the device is inside exactly the fences it was inside,
         // none of which expired or has a dwell falling due.
         if isUnchanged(device: d, at: t) {
-            devices[d].finish(time: t, coordinate: coordinate)
+            finish(slot: d, time: t, coordinate: coordinate)
             return
         }
 
@@ -556,8 +574,7 @@ public struct DetectionEngine: Sendable {
         if entries.count > 1 { entries.sort { $0.fence < $1.fence } }
         events.append(contentsOf: entries)
 
-        state.inside.removeAll(keepingCapacity: true)
-        state.inside.append(contentsOf: kept)
+        swap(&state.inside, &kept)  // the new list in; the old one's buffer is the next update's `kept`
         state.finish(time: t, coordinate: coordinate)
         store(state, at: d)
         kept.removeAll(keepingCapacity: true)
@@ -572,12 +589,13 @@ public struct DetectionEngine: Sendable {
     /// engine on every update.)
     @inline(__always)
     private mutating func isUnchanged(device d: Int, at t: Double) -> Bool {
-        let count = devices[d].inside.count
+        let list = devices[d].presence
+        let count = presencePool.count(list)
         guard count == scratch.count else { return false }
         let defaultDwell = configuration.defaultDwellTime
         var i = 0
         while i < count {
-            let m = devices[d].inside[i]
+            let m = presencePool[list, i]
             guard m.slot == scratch[i] else { return false }
             let traits = fences.traits(ofSlot: m.slot)
             guard traits.exists, t < traits.expiry else { return false }
@@ -621,7 +639,7 @@ public struct DetectionEngine: Sendable {
     private mutating func rescheduleDwells(inSlot slot: FenceSet.Slot) {
         guard let fence = fences[slot: slot], let dwell = dwellTime(of: fence) else { return }
         for d in devices.indices {
-            for m in devices[d].inside where m.slot == slot && !m.hasDwelled {
+            for m in presencePool.members(devices[d].presence) where m.slot == slot && !m.hasDwelled {
                 timers.push(DwellTimer(due: m.entryTime + dwell, device: Int32(d), slot: slot,
                                        visitSequence: m.visitSequence))
             }
@@ -689,65 +707,111 @@ public struct DetectionEngine: Sendable {
 // MARK: - Per-device state
 
 extension DetectionEngine {
-    /// Device `d`'s record with its instant visits, to be edited and given back with ``store(_:at:)``.
-    /// The record's fence list is left empty meanwhile, so that the copy's stays uniquely referenced.
+    /// Device `d`'s record with its fence list and instant visits, to be edited and given back with
+    /// ``store(_:at:)``. The list is copied into the engine's reused buffer (no allocation once warm).
     @inline(__always)
     mutating func takeState(_ d: Int) -> DeviceState {
         let visits = instantVisits.isEmpty ? [] : instantVisits.removeValue(forKey: Int32(d)) ?? []
-        let state = DeviceState(devices[d], instantVisits: visits)
-        devices[d].inside = []
-        return state
+        var inside = insideScratch
+        insideScratch = []  // moved out, so the buffer stays uniquely referenced
+        inside.removeAll(keepingCapacity: true)
+        presencePool.append(devices[d].presence, to: &inside)
+        return DeviceState(devices[d], updateCount: updateCount(ofSlot: d), inside: inside, instantVisits: visits)
     }
 
-    /// Puts back a state taken with ``takeState(_:)``.
+    /// Puts back a state taken with ``takeState(_:)``; its list's buffer is kept for the next one.
     @inline(__always)
-    mutating func store(_ state: DeviceState, at d: Int) {
-        devices[d] = state.record
+    mutating func store(_ state: consuming DeviceState, at d: Int) {
+        devices[d].lastTime = state.record.lastTime
+        devices[d].lastCoordinate = state.record.lastCoordinate
+        setUpdateCount(state.updateCount, ofSlot: d)
+        presencePool.replace(&devices[d].presence, with: state.inside)
         if !state.instantVisits.isEmpty { instantVisits[Int32(d)] = state.instantVisits }
+        insideScratch = state.inside
     }
 
-    /// Device `d`'s record with its instant visits, to read.
+    /// Device `d`'s record with its fence list and instant visits, to read.
     func state(ofSlot d: Int) -> DeviceState {
-        DeviceState(devices[d], instantVisits: instantVisits.isEmpty ? [] : instantVisits[Int32(d)] ?? [])
+        DeviceState(devices[d], updateCount: updateCount(ofSlot: d), inside: presencePool.members(devices[d].presence),
+                    instantVisits: instantVisits.isEmpty ? [] : instantVisits[Int32(d)] ?? [])
+    }
+
+    /// Device `d`'s number of accepted updates.
+    @inline(__always)
+    func updateCount(ofSlot d: Int) -> UInt64 {
+        let small = devices[d].smallUpdateCount
+        return small != DeviceRecord.countElsewhere ? UInt64(small) : largeUpdateCounts[Int32(d)] ?? 0
+    }
+
+    /// Sets device `d`'s number of accepted updates.
+    mutating func setUpdateCount(_ count: UInt64, ofSlot d: Int) {
+        if count < UInt64(DeviceRecord.countElsewhere) {
+            devices[d].smallUpdateCount = UInt32(count)
+            if !largeUpdateCounts.isEmpty { largeUpdateCounts.removeValue(forKey: Int32(d)) }
+        } else {
+            devices[d].smallUpdateCount = DeviceRecord.countElsewhere
+            largeUpdateCounts[Int32(d)] = count
+        }
+    }
+
+    /// Records an accepted update of device `d` at `t` in `c` that changed nothing else, in place.
+    @inline(__always)
+    mutating func finish(slot d: Int, time t: Double, coordinate c: Coordinate) {
+        devices[d].lastTime = t
+        devices[d].lastCoordinate = c
+        if devices[d].smallUpdateCount < DeviceRecord.countElsewhere - 1 {
+            devices[d].smallUpdateCount += 1
+        } else {
+            setUpdateCount(updateCount(ofSlot: d) &+ 1, ofSlot: d)
+        }
     }
 }
 
-/// What the engine keeps per device slot: 56 bytes, plus 24 per fence the device is inside (and, beside
-/// it, its instant visits when it has any). Idle devices are the many: `DeviceStateSizeTests` pins this
-/// size with the device table's share.
+/// What the engine keeps per device slot: 48 bytes, plus a block in ``PresencePool`` when the device is
+/// inside fences (and, beside it, its instant visits when it has any). Idle devices are the many:
+/// `DeviceMemoryTests` pins this size with the device table's share (at most 64 bytes together).
 struct DeviceRecord: Sendable {
     var id: DeviceID
     var lastTime: Double = -.infinity
     var lastCoordinate = Coordinate(latitude: 0, longitude: 0)
-    /// Number of accepted updates (tells a visit's dwell timers and repeat counts from another's).
-    var updateCount: UInt64 = 0
-    /// Fences the device is inside, ascending by slot.
-    var inside: [Membership] = []
+    /// The number of accepted updates while it is below `UInt32.max`; `UInt32.max`: the count is in
+    /// ``DetectionEngine/largeUpdateCounts`` (a device past 2³² − 2 updates). 32 bits so that the record
+    /// is 48 bytes; read it through ``DetectionEngine/updateCount(ofSlot:)``.
+    var smallUpdateCount: UInt32 = 0
+    /// Fences the device is inside, ascending by slot: a list in the engine's ``PresencePool``.
+    var presence: PresencePool.List = 0
 
     init(id: DeviceID) { self.id = id }
 
-    @inline(__always)
-    mutating func finish(time: Double, coordinate: Coordinate) {
-        lastTime = time
-        lastCoordinate = coordinate
-        updateCount &+= 1
-    }
+    /// The marker of a count kept in ``DetectionEngine/largeUpdateCounts``.
+    static let countElsewhere = UInt32.max
+
+    /// Whether the device has accepted updates.
+    var hasUpdates: Bool { smallUpdateCount != 0 }
 }
 
-/// One device's presence while an update or a timer edits it: its record and its instant visits.
+/// One device's presence while an update or a timer edits it: its record, its update count, its fence
+/// list as an array and its instant visits.
 struct DeviceState: Sendable {
+    /// The id, last time and position (its count and list fields are not read while the state is taken).
     var record: DeviceRecord
+    /// Number of accepted updates (tells a visit's dwell timers and repeat counts from another's).
+    var updateCount: UInt64
+    /// Fences the device is inside, ascending by slot.
+    var inside: [Membership]
     /// Visits (and crossings) that began and ended at one instant, the latest per fence: a visit of that
     /// fence beginning again at that instant is numbered after it. Empty almost always (it takes
     /// several updates with equal times), so the common path neither reads nor allocates it.
     var instantVisits: [InstantVisit]
 
-    init(_ record: DeviceRecord, instantVisits: [InstantVisit] = []) {
+    init(_ record: DeviceRecord, updateCount: UInt64, inside: [Membership], instantVisits: [InstantVisit] = []) {
         self.record = record
+        self.updateCount = updateCount
+        self.inside = inside
         self.instantVisits = instantVisits
     }
 
-    init(id: DeviceID) { self.init(DeviceRecord(id: id)) }
+    init(id: DeviceID) { self.init(DeviceRecord(id: id), updateCount: 0, inside: []) }
 
     var id: DeviceID { record.id }
     var lastTime: Double {
@@ -757,15 +821,6 @@ struct DeviceState: Sendable {
     var lastCoordinate: Coordinate {
         get { record.lastCoordinate }
         set { record.lastCoordinate = newValue }
-    }
-    var updateCount: UInt64 {
-        get { record.updateCount }
-        set { record.updateCount = newValue }
-    }
-    /// Fences the device is inside, ascending by slot.
-    var inside: [Membership] {
-        _read { yield record.inside }
-        _modify { yield &record.inside }
     }
 
     /// Which visit of the fence in `slot` beginning at `time` a visit beginning now is: 0 for the
@@ -791,7 +846,11 @@ struct DeviceState: Sendable {
     }
 
     @inline(__always)
-    mutating func finish(time: Double, coordinate: Coordinate) { record.finish(time: time, coordinate: coordinate) }
+    mutating func finish(time: Double, coordinate: Coordinate) {
+        record.lastTime = time
+        record.lastCoordinate = coordinate
+        updateCount &+= 1
+    }
 }
 
 /// That a device is inside the fence in `slot`: 24 bytes (the flags share a word with the sequence).

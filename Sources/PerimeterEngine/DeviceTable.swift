@@ -14,7 +14,7 @@ import Foundation
 /// equivalent to ASCII text (a Kelvin sign for `K`) lands in the same bucket as that text.
 ///
 /// Memory: the table holds at most three ids per four buckets and grows by half when full, so it never
-/// drops below one id per two buckets — at most 8 bytes per device (4 to 8), on top of its 56-byte
+/// drops below one id per two buckets — at most 8 bytes per device (4 to 8), on top of its 48-byte
 /// ``DeviceRecord``. Bucket counts are therefore not powers of two; a hash is mapped to a bucket by
 /// multiplying (the high word of hash × count), which costs no more than a mask.
 struct DeviceTable: Sendable {

@@ -94,7 +94,7 @@ struct DeviceTableTests {
         #expect(idle.devices == 100)
         #expect(idle.presenceBytes == 0)
         #expect(idle.idBytes == 0)
-        #expect(idle.fixedBytes >= 100 * (MemoryLayout<DeviceState>.stride + MemoryLayout<UInt32>.stride))
+        #expect(idle.fixedBytes >= 100 * (MemoryLayout<DeviceRecord>.stride + MemoryLayout<UInt32>.stride))
         #expect(idle.idleDeviceBytes == Double(idle.fixedBytes) / 100)
 
         #expect(engine.process(Self.update("inside-three", 1, inside: true)).count == 3)

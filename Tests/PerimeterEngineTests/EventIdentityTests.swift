@@ -174,7 +174,7 @@ struct EventIdentityTests {
     @Test("a membership stays 24 bytes; its packed flags and sequence do not disturb each other")
     func membershipLayout() {
         #expect(MemoryLayout<Membership>.stride == 24)
-        #expect(MemoryLayout<DeviceState>.stride == 64)
+        #expect(MemoryLayout<DeviceRecord>.stride == 48)
         var m = Membership(slot: 7, entryTime: 12.5, visitSequence: (1 << 62) - 1, ordinal: .max, hasLegacyID: true)
         #expect(m.visitSequence == (1 << 62) - 1 && m.hasLegacyID && !m.hasDwelled && m.ordinal == .max)
         m.hasDwelled = true
