@@ -53,7 +53,7 @@ extension SQLiteGeofencingStore {
         // The new pages are written one after the other at commit, then synced: gathered into large
         // writes, all before the sync (Database.setCoalescingWrites).
         try db.setCoalescingWrites(true)
-        defer { try? db.setCoalescingWrites(false) }
+        defer { _ = try? db.setCoalescingWrites(false) }
         try db.inTransaction { try body(&connection) }
     }
 
