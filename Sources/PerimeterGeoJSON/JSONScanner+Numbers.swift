@@ -12,8 +12,6 @@ extension JSONScanner {
     /// exact, so the one IEEE multiplication or division is correctly rounded), then an exact 128-bit path for up to 19
     /// significant digits and |exponent| ≤ 19 (``exactDouble(significand:exponent:)``); otherwise the token is handed to
     /// Swift's correctly rounded `Double(String)`. Out-of-range magnitudes give ±infinity or ±0.
-    /// Digits are taken eight at a time where eight bytes remain (``readDigitRuns(_:_:_:exponentStep:exponent:)``),
-    /// then one at a time, with the same result.
     /// - Complexity: O(token length); allocates only on the slow path.
     mutating func readNumber() throws(Failure) -> Number {
         let start = index
@@ -25,7 +23,6 @@ extension JSONScanner {
         var dropped = false      // digits beyond 19 that did not fit
         var exponent = 0         // power of ten applied to `significand`
         let integerStart = i
-        readDigitRuns(&i, &significand, &digits, exponentStep: 0, exponent: &exponent)
         while i < count, case let d = base[i] &- UInt8(ascii: "0"), d < 10 {
             if digits < 19 {
                 significand = significand &* 10 &+ UInt64(d)
@@ -46,7 +43,6 @@ extension JSONScanner {
             isInteger = false
             i += 1
             let fractionStart = i
-            readDigitRuns(&i, &significand, &digits, exponentStep: -1, exponent: &exponent)
             while i < count, case let d = base[i] &- UInt8(ascii: "0"), d < 10 {
                 if digits < 19 {
                     significand = significand &* 10 &+ UInt64(d)
@@ -104,55 +100,6 @@ extension JSONScanner {
         let text = String(decoding: UnsafeBufferPointer(start: base + start, count: i - start), as: UTF8.self)
         guard let value = Double(text) else { throw failure("invalid number", at: start) }
         return .double(value)
-    }
-
-    /// Accumulates the digits at `i` into `significand` eight bytes at a time, as the one-at-a-time loops of
-    /// ``readNumber()`` would, for as long as a run of digits keeps `significand` within 19 significant
-    /// digits; `exponent` moves by `exponentStep` per digit (−1 in a fraction). Stops at the first byte that
-    /// is not a digit, before a run that could pass 19 digits (the byte loops then take over and decide what
-    /// to drop), and where fewer than eight bytes remain.
-    ///
-    /// GeoJSON coordinates are mostly one to three integer digits and six to eight fraction digits: one or
-    /// two runs each instead of a loop iteration per digit.
-    @inline(__always) func readDigitRuns(_ i: inout Int, _ significand: inout UInt64, _ digits: inout Int,
-                                         exponentStep: Int, exponent: inout Int) {
-        while i &+ 8 <= count {
-            let word = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
-            let run = Self.digitRunLength(word)
-            guard run > 0 else { return }
-            // Digit values, the run's first byte lowest (little-endian); bytes past the run cleared.
-            let values = (word & 0x0F0F_0F0F_0F0F_0F0F) & (run == 8 ? ~0 : (1 &<< (8 &* UInt64(run))) &- 1)
-            // Significant digits the run adds: all once the significand is nonzero, else those after its
-            // leading zeros (none when every digit is 0).
-            let added = significand != 0 ? run : (values == 0 ? 0 : run &- values.trailingZeroBitCount / 8)
-            guard digits &+ added <= 19 else { return }
-            significand = significand &* Self.integerPowersOfTen[run] &+ Self.digitValue(values, count: run)
-            digits &+= added
-            exponent &+= exponentStep &* run
-            i &+= run
-            guard run == 8 else { return }
-        }
-    }
-
-    /// How many of the eight bytes of `word` (the first byte lowest) are ASCII digits before the first
-    /// byte that is not; 8 when all are.
-    @inline(__always) static func digitRunLength(_ word: UInt64) -> Int {
-        // A digit byte is 0x30…0x39: its high nibble is 3, and adding 6 leaves it 3. A carry out of a
-        // byte (≥ 0xFA, itself not a digit) only disturbs bytes after it, which do not count.
-        let high: UInt64 = 0xF0F0_F0F0_F0F0_F0F0, threes: UInt64 = 0x3030_3030_3030_3030
-        let notDigit = ((word & high) ^ threes) | (((word &+ 0x0606_0606_0606_0606) & high) ^ threes)
-        return notDigit.trailingZeroBitCount / 8
-    }
-
-    /// The decimal value of the first `count` (1…8) digit values in the bytes of `values` (the first
-    /// byte lowest, the first digit most significant; the other bytes 0).
-    @inline(__always) static func digitValue(_ values: UInt64, count: Int) -> UInt64 {
-        // Moved up so the digits end at the top byte: the cleared bytes become leading zeros. Then pairs,
-        // quads and octets of digits are combined in place (each step one multiplication).
-        var v = values &<< (8 &* UInt64(8 &- count))
-        v = (v &* 2561) &>> 8
-        v = ((v & 0x00FF_00FF_00FF_00FF) &* 6_553_601) &>> 16
-        return ((v & 0x0000_FFFF_0000_FFFF) &* 42_949_672_960_001) &>> 32
     }
 
     /// 10^0 … 10^19, every power of ten that fits in `UInt64`.

@@ -102,40 +102,6 @@ import PerimeterTestSupport
         }
     }
 
-    /// Digits are read eight at a time where eight bytes remain: numbers followed by more input (so every
-    /// digit run is read that way) must agree with the same numbers at the end of the input (read a byte at
-    /// a time), with `Double(String)` and, for integers, `Int64(String)` — across the 19-digit limit, with
-    /// leading zeros before and after the point, and with every run length from 1 to 8.
-    @Test func digitRunsAgreeWithOneDigitAtATime() throws {
-        var rng = SplitMix64(seed: 7)
-        let digits = Array("0123456789")
-        func randomDigits(_ n: Int, _ rng: inout SplitMix64) -> String {
-            String((0..<n).map { _ in digits[Int.random(in: 0...9, using: &rng)] })
-        }
-        for round in 0..<30_000 {
-            var text = Bool.random(using: &rng) ? "-" : ""
-            let integerDigits = Int.random(in: 1...24, using: &rng)
-            text += integerDigits == 1 || round % 5 == 0 ? "0" : "\(Int.random(in: 1...9, using: &rng))" + randomDigits(integerDigits - 1, &rng)
-            if round % 3 != 0 {
-                text += "." + String(repeating: "0", count: round % 7 == 0 ? Int.random(in: 0...12, using: &rng) : 0)
-                text += randomDigits(Int.random(in: 1...24, using: &rng), &rng)
-            }
-            if round % 11 == 0 { text += "e\(Int.random(in: -30...30, using: &rng))" }
-            let alone = try JSONParser().parse(text)
-            let padded = try JSONParser().parse("[" + text + ",1234567890123]")
-            #expect(padded.arrayValue?.first == alone, "\(text): \(String(describing: padded)) against \(alone)")
-            let expected = try #require(Double(text))
-            #expect(alone.doubleValue == expected, "\(text) parsed as \(alone)")
-            if let integer = Int64(text) { #expect(padded.arrayValue?.first == .integer(integer), "\(text)") }
-        }
-        // Coordinates as GeoJSON files write them, back to back.
-        let coordinates = "[[0.5972479,48.7169214],[-0.000001,-90],[179.9999999,0.1234567],[00012,1]]"
-        #expect(throws: JSONParseError.self) { try JSONParser().parse(coordinates) }
-        let valid = try JSONParser().parse(String(coordinates.dropLast(11)) + "]")
-        #expect(valid == [[.double(0.5972479), .double(48.7169214)], [.double(-0.000001), .integer(-90)],
-                          [.double(179.9999999), .double(0.1234567)]])
-    }
-
     /// Random JSON values: JSONParser and JSONDecoder must agree (numbers compared by value).
     @Test func agreesWithJSONDecoderOnRandomValues() throws {
         var rng = SplitMix64(seed: 7)
