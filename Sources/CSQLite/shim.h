@@ -220,6 +220,251 @@ static inline long long perimeter_fault_vfs_faults(void) {
     return state ? __atomic_load_n(&state->faults, __ATOMIC_SEQ_CST) : 0;
 }
 
+// MARK: - Coalesced writes, for bulk commits (docs/service.md, "Bulk commits")
+//
+// A VFS that forwards everything to the default VFS of the moment (so the fault VFS above, when a test
+// installs it, still sees every write), except that a main database file can be told to gather
+// consecutive writes in a buffer (PERIMETER_FCNTL_COALESCE). A bulk commit under a rollback journal
+// writes tens of thousands of new 1 KiB pages one after the other; each was a pwrite of its own, most
+// of the commit's system time. Gathered, they reach the file in writes of up to 64 KiB.
+//
+// Buffered bytes only ever reach the file later than SQLite asked, never earlier, and always before
+// any other operation on the file — a read, a size, a truncation, a sync, a lock change, a file
+// control, the shared memory, a close — so every operation sees the file as SQLite wrote it, and a
+// sync still covers every write made before it. A write that fails while being flushed fails the
+// operation that flushed it (the commit's sync, for a bulk commit, which then rolls back).
+
+typedef struct perimeter_bulk_file {
+    sqlite3_file file;         // pMethods: perimeter_bulk_methods
+    sqlite3_file *real;        // the default VFS's file (sqlite3_malloc'd)
+    int main_db;               // opened as SQLITE_OPEN_MAIN_DB: the only kind that coalesces
+    unsigned char *buffer;     // non-null while coalescing
+    int used;                  // bytes in buffer
+    sqlite3_int64 offset;      // where buffer[0] goes in the file
+} perimeter_bulk_file;
+
+#define PERIMETER_BULK_VFS "perimeter-bulk"
+/// File control (an opcode no SQLite file control uses): the argument points to an int, 1 to start
+/// coalescing writes, 0 to flush and stop. Files that cannot coalesce answer SQLITE_NOTFOUND.
+#define PERIMETER_FCNTL_COALESCE 0x50524d01
+/// 64 KiB: the unix VFS writes at most 128 KiB − 1 bytes in one call (it masks larger lengths, and a
+/// write it cuts to nothing reports a full disk).
+#define PERIMETER_BULK_BUFFER (1 << 16)
+#define PERIMETER_BULK(f) ((perimeter_bulk_file *)(f))
+#define PERIMETER_BULK_REAL(f) (PERIMETER_BULK(f)->real)
+
+static int perimeter_bulk_flush(sqlite3_file *f) {
+    perimeter_bulk_file *file = PERIMETER_BULK(f);
+    if (file->used == 0) return SQLITE_OK;
+    int used = file->used;
+    file->used = 0;
+    return file->real->pMethods->xWrite(file->real, file->buffer, used, file->offset);
+}
+/// Flushes; on failure, returns from the calling method with the write's error.
+#define PERIMETER_BULK_FLUSH(f) do { int flushed = perimeter_bulk_flush(f); if (flushed != SQLITE_OK) return flushed; } while (0)
+
+static int perimeter_bulk_close(sqlite3_file *f) {
+    perimeter_bulk_file *file = PERIMETER_BULK(f);
+    int flushed = perimeter_bulk_flush(f);
+    int rc = file->real->pMethods->xClose(file->real);
+    sqlite3_free(file->buffer);
+    file->buffer = 0;
+    sqlite3_free(file->real);
+    file->real = 0;
+    return flushed != SQLITE_OK ? flushed : rc;
+}
+static int perimeter_bulk_read(sqlite3_file *f, void *buffer, int amount, sqlite3_int64 offset) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xRead(PERIMETER_BULK_REAL(f), buffer, amount, offset);
+}
+static int perimeter_bulk_write(sqlite3_file *f, const void *data, int amount, sqlite3_int64 offset) {
+    perimeter_bulk_file *file = PERIMETER_BULK(f);
+    if (file->buffer) {
+        if (file->used > 0 && offset == file->offset + file->used && amount <= PERIMETER_BULK_BUFFER - file->used) {
+            memcpy(file->buffer + file->used, data, (size_t)amount);
+            file->used += amount;
+            return SQLITE_OK;
+        }
+        PERIMETER_BULK_FLUSH(f);
+        if (amount < PERIMETER_BULK_BUFFER) {
+            memcpy(file->buffer, data, (size_t)amount);
+            file->used = amount;
+            file->offset = offset;
+            return SQLITE_OK;
+        }
+    }
+    return file->real->pMethods->xWrite(file->real, data, amount, offset);
+}
+static int perimeter_bulk_truncate(sqlite3_file *f, sqlite3_int64 size) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xTruncate(PERIMETER_BULK_REAL(f), size);
+}
+static int perimeter_bulk_sync(sqlite3_file *f, int flags) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xSync(PERIMETER_BULK_REAL(f), flags);
+}
+static int perimeter_bulk_file_size(sqlite3_file *f, sqlite3_int64 *size) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xFileSize(PERIMETER_BULK_REAL(f), size);
+}
+static int perimeter_bulk_lock(sqlite3_file *f, int level) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xLock(PERIMETER_BULK_REAL(f), level);
+}
+static int perimeter_bulk_unlock(sqlite3_file *f, int level) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xUnlock(PERIMETER_BULK_REAL(f), level);
+}
+static int perimeter_bulk_check_reserved(sqlite3_file *f, int *out) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xCheckReservedLock(PERIMETER_BULK_REAL(f), out);
+}
+static int perimeter_bulk_file_control(sqlite3_file *f, int op, void *arg) {
+    perimeter_bulk_file *file = PERIMETER_BULK(f);
+    if (op == PERIMETER_FCNTL_COALESCE) {
+        if (!file->main_db) return SQLITE_NOTFOUND;
+        if (*(int *)arg) {
+            if (!file->buffer) file->buffer = (unsigned char *)sqlite3_malloc(PERIMETER_BULK_BUFFER);
+            return file->buffer ? SQLITE_OK : SQLITE_NOMEM;
+        }
+        int flushed = perimeter_bulk_flush(f);
+        sqlite3_free(file->buffer);
+        file->buffer = 0;
+        return flushed;
+    }
+    PERIMETER_BULK_FLUSH(f);
+    return file->real->pMethods->xFileControl(file->real, op, arg);
+}
+static int perimeter_bulk_sector_size(sqlite3_file *f) {
+    return PERIMETER_BULK_REAL(f)->pMethods->xSectorSize(PERIMETER_BULK_REAL(f));
+}
+static int perimeter_bulk_device(sqlite3_file *f) {
+    return PERIMETER_BULK_REAL(f)->pMethods->xDeviceCharacteristics(PERIMETER_BULK_REAL(f));
+}
+static int perimeter_bulk_shm_map(sqlite3_file *f, int page, int size, int extend, void volatile **out) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xShmMap(PERIMETER_BULK_REAL(f), page, size, extend, out);
+}
+static int perimeter_bulk_shm_lock(sqlite3_file *f, int offset, int n, int flags) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xShmLock(PERIMETER_BULK_REAL(f), offset, n, flags);
+}
+static void perimeter_bulk_shm_barrier(sqlite3_file *f) {
+    PERIMETER_BULK_REAL(f)->pMethods->xShmBarrier(PERIMETER_BULK_REAL(f));
+}
+static int perimeter_bulk_shm_unmap(sqlite3_file *f, int delete_flag) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xShmUnmap(PERIMETER_BULK_REAL(f), delete_flag);
+}
+static int perimeter_bulk_fetch(sqlite3_file *f, sqlite3_int64 offset, int amount, void **out) {
+    PERIMETER_BULK_FLUSH(f);
+    return PERIMETER_BULK_REAL(f)->pMethods->xFetch(PERIMETER_BULK_REAL(f), offset, amount, out);
+}
+static int perimeter_bulk_unfetch(sqlite3_file *f, sqlite3_int64 offset, void *pointer) {
+    return PERIMETER_BULK_REAL(f)->pMethods->xUnfetch(PERIMETER_BULK_REAL(f), offset, pointer);
+}
+
+static const sqlite3_io_methods perimeter_bulk_methods = {
+    3, perimeter_bulk_close, perimeter_bulk_read, perimeter_bulk_write, perimeter_bulk_truncate,
+    perimeter_bulk_sync, perimeter_bulk_file_size, perimeter_bulk_lock, perimeter_bulk_unlock,
+    perimeter_bulk_check_reserved, perimeter_bulk_file_control, perimeter_bulk_sector_size,
+    perimeter_bulk_device, perimeter_bulk_shm_map, perimeter_bulk_shm_lock, perimeter_bulk_shm_barrier,
+    perimeter_bulk_shm_unmap, perimeter_bulk_fetch, perimeter_bulk_unfetch,
+};
+
+static int perimeter_bulk_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags, int *out_flags) {
+    (void)vfs;
+    perimeter_bulk_file *file = PERIMETER_BULK(f);
+    file->file.pMethods = 0;
+    file->buffer = 0;
+    file->used = 0;
+    file->offset = 0;
+    file->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
+    sqlite3_vfs *base = sqlite3_vfs_find(0);
+    if (!base) return SQLITE_ERROR;
+    file->real = (sqlite3_file *)sqlite3_malloc(base->szOsFile);
+    if (!file->real) return SQLITE_NOMEM;
+    memset(file->real, 0, (size_t)base->szOsFile);
+    int rc = base->xOpen(base, name, file->real, flags, out_flags);
+    // SQLite calls xClose whenever pMethods is set, even after a failed open. Every method used
+    // forwards to a version-3 method, so the file beneath must have them (the unix VFS's do).
+    if (file->real->pMethods && file->real->pMethods->iVersion >= 3) {
+        file->file.pMethods = &perimeter_bulk_methods;
+    } else {
+        if (file->real->pMethods) file->real->pMethods->xClose(file->real);
+        sqlite3_free(file->real);
+        file->real = 0;
+        if (rc == SQLITE_OK) rc = SQLITE_CANTOPEN;
+    }
+    return rc;
+}
+
+#define PERIMETER_BULK_BASE sqlite3_vfs_find(0)
+static int perimeter_bulk_delete(sqlite3_vfs *vfs, const char *name, int sync) {
+    (void)vfs; return PERIMETER_BULK_BASE->xDelete(PERIMETER_BULK_BASE, name, sync);
+}
+static int perimeter_bulk_access(sqlite3_vfs *vfs, const char *name, int flags, int *out) {
+    (void)vfs; return PERIMETER_BULK_BASE->xAccess(PERIMETER_BULK_BASE, name, flags, out);
+}
+static int perimeter_bulk_full_pathname(sqlite3_vfs *vfs, const char *name, int size, char *out) {
+    (void)vfs; return PERIMETER_BULK_BASE->xFullPathname(PERIMETER_BULK_BASE, name, size, out);
+}
+static void *perimeter_bulk_dl_open(sqlite3_vfs *vfs, const char *name) {
+    (void)vfs; return PERIMETER_BULK_BASE->xDlOpen(PERIMETER_BULK_BASE, name);
+}
+static void perimeter_bulk_dl_error(sqlite3_vfs *vfs, int size, char *out) {
+    (void)vfs; PERIMETER_BULK_BASE->xDlError(PERIMETER_BULK_BASE, size, out);
+}
+static void (*perimeter_bulk_dl_sym(sqlite3_vfs *vfs, void *handle, const char *symbol))(void) {
+    (void)vfs; return PERIMETER_BULK_BASE->xDlSym(PERIMETER_BULK_BASE, handle, symbol);
+}
+static void perimeter_bulk_dl_close(sqlite3_vfs *vfs, void *handle) {
+    (void)vfs; PERIMETER_BULK_BASE->xDlClose(PERIMETER_BULK_BASE, handle);
+}
+static int perimeter_bulk_randomness(sqlite3_vfs *vfs, int size, char *out) {
+    (void)vfs; return PERIMETER_BULK_BASE->xRandomness(PERIMETER_BULK_BASE, size, out);
+}
+static int perimeter_bulk_sleep(sqlite3_vfs *vfs, int microseconds) {
+    (void)vfs; return PERIMETER_BULK_BASE->xSleep(PERIMETER_BULK_BASE, microseconds);
+}
+static int perimeter_bulk_current_time(sqlite3_vfs *vfs, double *out) {
+    (void)vfs; return PERIMETER_BULK_BASE->xCurrentTime(PERIMETER_BULK_BASE, out);
+}
+static int perimeter_bulk_last_error(sqlite3_vfs *vfs, int size, char *out) {
+    (void)vfs; return PERIMETER_BULK_BASE->xGetLastError(PERIMETER_BULK_BASE, size, out);
+}
+static int perimeter_bulk_current_time_int64(sqlite3_vfs *vfs, sqlite3_int64 *out) {
+    (void)vfs; return PERIMETER_BULK_BASE->xCurrentTimeInt64(PERIMETER_BULK_BASE, out);
+}
+
+/// Registers the coalescing VFS (not as the default; once, later calls do nothing). Returns an SQLite
+/// result code. Open a connection with the VFS name PERIMETER_BULK_VFS to use it.
+static inline int perimeter_bulk_vfs_register(void) {
+    sqlite3_initialize();
+    if (sqlite3_vfs_find(PERIMETER_BULK_VFS)) return SQLITE_OK;
+    sqlite3_vfs *base = sqlite3_vfs_find(0);
+    if (!base || base->iVersion < 2) return SQLITE_ERROR;
+    sqlite3_vfs *vfs = (sqlite3_vfs *)sqlite3_malloc(sizeof(sqlite3_vfs));
+    if (!vfs) return SQLITE_NOMEM;
+    *vfs = (sqlite3_vfs){
+        2, (int)sizeof(perimeter_bulk_file), base->mxPathname, 0, PERIMETER_BULK_VFS, 0,
+        perimeter_bulk_open, perimeter_bulk_delete, perimeter_bulk_access, perimeter_bulk_full_pathname,
+        perimeter_bulk_dl_open, perimeter_bulk_dl_error, perimeter_bulk_dl_sym, perimeter_bulk_dl_close,
+        perimeter_bulk_randomness, perimeter_bulk_sleep, perimeter_bulk_current_time, perimeter_bulk_last_error,
+        perimeter_bulk_current_time_int64, 0, 0, 0,
+    };
+    return sqlite3_vfs_register(vfs, 0);
+}
+
+/// The VFS's name, for sqlite3_open_v2 (a macro string is not visible to Swift).
+static inline const char *perimeter_bulk_vfs_name(void) { return PERIMETER_BULK_VFS; }
+
+/// Starts (on = 1) or flushes and stops (on = 0) coalescing the writes to `db`'s main file. Returns
+/// SQLITE_NOTFOUND when the file was not opened through the coalescing VFS.
+static inline int perimeter_bulk_coalesce(sqlite3 *db, int on) {
+    return sqlite3_file_control(db, "main", PERIMETER_FCNTL_COALESCE, &on);
+}
+
 /// SQLITE_FULL and SQLITE_IOERR_WRITE as values (the extended code is a macro expression).
 static inline int perimeter_sqlite_full(void) { return SQLITE_FULL; }
 static inline int perimeter_sqlite_ioerr_write(void) { return SQLITE_IOERR_WRITE; }

@@ -173,6 +173,15 @@ public struct FenceLoader: Sendable {
 
     private func readSettings(_ properties: [String: JSONValue], _ context: inout Context) -> Settings {
         var settings = Settings()
+        // Most features carry only their author's own properties: then nothing below would find a key
+        // (twenty-odd lookups per feature, a sixth of making a fence).
+        guard properties.keys.contains(where: FenceProperties.isSetting) else {
+            if let radius = options.defaultRadius {
+                settings.radius = radius
+                settings.radiusIsDefault = true
+            }
+            return settings
+        }
         if let value = properties[FenceProperties.name], !value.isNull {
             settings.name = value.stringValue ?? value.scalarText
         }

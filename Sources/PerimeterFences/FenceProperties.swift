@@ -24,4 +24,12 @@ public enum FenceProperties {
     public static let expires = "perimeter:expires"
     /// The fence's human name.
     public static let name = "name"
+
+    /// Whether `key` can configure a fence: every key above and in `DetectionOptions+Properties.swift` is
+    /// `perimeter:`-prefixed or one of ``mapboxDwellTime``, ``mapboxPointRadius`` and ``name`` (a new key
+    /// must be too). A feature whose properties hold no such key has every setting at its default, which
+    /// the loader then gives it without looking each key up.
+    public static func isSetting(_ key: String) -> Bool {
+        key.hasPrefix("perimeter:") || key == name || key == mapboxDwellTime || key == mapboxPointRadius
+    }
 }

@@ -21,7 +21,11 @@ public final class Database {
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        // Through the coalescing VFS when it could be registered (it forwards to the default VFS, and
+        // only gathers writes while a bulk commit asks it to: ``setCoalescingWrites(_:)``).
+        let code = Self.bulkVFSRegistered
+            ? sqlite3_open_v2(path, &db, flags, perimeter_bulk_vfs_name())
+            : sqlite3_open_v2(path, &db, flags, nil)
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close_v2(db)
@@ -33,6 +37,25 @@ public final class Database {
     }
 
     deinit { close() }
+
+    /// Whether the coalescing VFS is registered (once per process, before the first connection).
+    private static let bulkVFSRegistered = perimeter_bulk_vfs_register() == SQLITE_OK
+
+    /// Starts or stops gathering consecutive writes to the main database file into writes of up to
+    /// 64 KiB (stopping writes out what is gathered). For a transaction that appends thousands of pages
+    /// under a rollback journal: each page was a system call of its own. What is gathered reaches the
+    /// file before any other operation on it — a read, a sync, a lock change — so syncs and reads see
+    /// every write, and a write that fails fails the operation that flushed it.
+    /// - Returns: whether the connection can gather writes (`false`: it writes each page as usual).
+    /// - Throws: ``DatabaseError`` when writing out the gathered bytes fails.
+    @discardableResult
+    public func setCoalescingWrites(_ on: Bool) throws(DatabaseError) -> Bool {
+        guard let handle else { return false }
+        let code = perimeter_bulk_coalesce(handle, on ? 1 : 0)
+        if code == SQLITE_NOTFOUND { return false }
+        guard code == SQLITE_OK else { throw error(code) }
+        return true
+    }
 
     /// Finalizes every cached statement and closes the connection (idempotent).
     public func close() {

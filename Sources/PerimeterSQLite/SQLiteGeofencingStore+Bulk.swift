@@ -25,6 +25,9 @@ extension SQLiteGeofencingStore {
     /// holds only the original content of the few existing pages the transaction changes, and is synced
     /// before them (`synchronous = FULL` for this transaction: with a rollback journal, `NORMAL` could
     /// leave a file damaged by a power loss). Afterwards the store goes back to write-ahead logging.
+    /// The appended pages are written at commit one after the other, each a system call of its own; the
+    /// connection gathers them into writes of up to 64 KiB (``Database/setCoalescingWrites(_:)``), all
+    /// written out before the commit's sync.
     ///
     /// What a commit promises is unchanged: it is atomic (a crash at any point leaves the file as before
     /// the transaction — the journal is rolled back on the next open — or as after it), and once it has
@@ -47,6 +50,10 @@ extension SQLiteGeofencingStore {
         connection.outsideWriteAheadLog = true
         defer { try? restoreWriteAheadLog(&connection) }
         try db.execute("PRAGMA synchronous = FULL")
+        // The new pages are written one after the other at commit, then synced: gathered into large
+        // writes, all before the sync (Database.setCoalescingWrites).
+        try db.setCoalescingWrites(true)
+        defer { _ = try? db.setCoalescingWrites(false) }
         try db.inTransaction { try body(&connection) }
     }
 

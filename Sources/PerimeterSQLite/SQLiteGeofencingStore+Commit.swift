@@ -43,13 +43,13 @@ extension SQLiteGeofencingStore {
                     """)
                 s.bind(fence.id.rawValue, at: 1)
                 s.bind(fence.position, at: 2)
-                s.bind(fence.feature, at: 3)
                 s.bind(fence.group, at: 4)
                 s.bind(fence.name, at: 5)
                 s.bind(fence.dwellTime, at: 6)
                 s.bind(fence.expiresAt, at: 7)
                 s.bind(fence.additionSequence, at: 8)
-                try s.execute()
+                // Kilobytes (an import: tens of megabytes in all): bound where it is, not copied first.
+                try s.execute(bindingText: fence.feature, at: 3)
             case .remove(let id):
                 let fence = try db.statement("DELETE FROM fence WHERE id = ?")
                 fence.bind(id.rawValue, at: 1)

@@ -39,6 +39,26 @@ extension Statement {
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
     }
 
+    /// Binds `text` as TEXT at `index`, runs the statement to completion and unbinds it again: for large
+    /// texts (fence features), which are bound without a copy, so they must not outlive this call.
+    public func execute(bindingText text: String, at index: Int32) throws(DatabaseError) {
+        var text = text
+        let code = text.withUTF8 { bytes -> Int32 in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                if let base = chars.baseAddress {
+                    _ = sqlite3_bind_text(handle, index, base, Int32(chars.count), nil)
+                } else {
+                    _ = perimeter_sqlite3_bind_text_transient(handle, index, "", 0)
+                }
+            }
+            let code = sqlite3_step(handle)
+            sqlite3_reset(handle)
+            sqlite3_bind_null(handle, index)
+            return code
+        }
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
+    }
+
     /// The BLOB (or text) in `column` of the current row; empty for NULL.
     public func blob(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))

@@ -50,6 +50,35 @@ struct FenceLoaderTests {
         #expect(result.problems.first?.path.description == "$.features[0].properties.MBX_GEOFENCE_DWELL_TIME")
     }
 
+    /// Features whose properties hold no setting key skip the key lookups: every key a setting reads must
+    /// be recognised, and such features must load exactly as with no properties at all.
+    @Test("properties without setting keys give the defaults; every setting key is recognised")
+    func propertiesWithoutSettings() throws {
+        let keys = [FenceProperties.mapboxDwellTime, FenceProperties.mapboxPointRadius, FenceProperties.dwell,
+                    FenceProperties.radius, FenceProperties.buffer, FenceProperties.events, FenceProperties.group,
+                    FenceProperties.message, FenceProperties.expires, FenceProperties.name, FenceProperties.accuracy,
+                    FenceProperties.hysteresis, FenceProperties.maximumAccuracy, FenceProperties.entryDelay,
+                    FenceProperties.exitDelay, FenceProperties.crossings, FenceProperties.interpolate,
+                    FenceProperties.maximumGap, FenceProperties.initialTrigger, FenceProperties.dwellEvery,
+                    FenceProperties.staleAfter, FenceProperties.exitOnStale, FenceProperties.schedule]
+        for key in keys { #expect(FenceProperties.isSetting(key), "\(key)") }
+        for key in ["id", "kind", "Name", "perimeter", "MBX_OTHER", "nverts", ""] { #expect(!FenceProperties.isSetting(key), "\(key)") }
+
+        let options = FenceLoader.Options(defaultRadius: 120)
+        for geometry in [square, point] {
+            let bare = load(#"{"type":"Feature","id":"a","properties":{},"geometry":"# + geometry + "}", options: options)
+            let other = load(#"{"type":"Feature","id":"a","properties":{"id":0,"kind":"small","nverts":200},"geometry":"# + geometry + "}",
+                             options: options)
+            let a = try #require(bare.fences.first), b = try #require(other.fences.first)
+            #expect(a.region == b.region && a.name == b.name && a.dwellTime == b.dwellTime && a.group == b.group)
+            #expect(a.events == b.events && a.expiresAt == b.expiresAt && a.options == b.options)
+            #expect(bare.problems.map(\.message) == other.problems.map(\.message))
+        }
+        // One setting among other keys is still read.
+        let named = load(#"{"type":"Feature","id":"a","properties":{"kind":"x","name":"Park","zz":1},"geometry":"# + square + "}")
+        #expect(named.fences.first?.name == "Park")
+    }
+
     @Test("events may be one comma-separated string")
     func eventsAsString() throws {
         let result = load(#"{"type":"Feature","id":"a","properties":{"perimeter:events":"dwell, exit"},"geometry":"# + square + "}")

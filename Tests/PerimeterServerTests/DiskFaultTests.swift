@@ -133,4 +133,69 @@ struct DiskFaultTests {
         try api.service.close()
         try Self.checkStored(setup.path, acknowledged)
     }
+
+    /// A FeatureCollection of 50 polygons of about 100 KB of text each (5 MB: a bulk commit).
+    static let largeCollection: String = {
+        let features = (0..<50).map { k in
+            let ring = (0...4_000).map { v in
+                let angle = 2 * Double.pi * Double(v % 4_000) / 4_000
+                return "[\(-110.5 + 0.01 * Double(k) + 0.001 * cos(angle)),\(44.6 + 0.001 * sin(angle))]"
+            }
+            return #"{"type":"Feature","id":"f\#(k)","properties":{},"geometry":{"type":"Polygon","coordinates":[[\#(ring.joined(separator: ","))]]}}"#
+        }
+        return #"{"type":"FeatureCollection","features":["# + features.joined(separator: ",") + "]}"
+    }()
+
+    /// An exclusive store (what `perimeter serve` opens) in the setup's folder, a service and an API on
+    /// it, with one fence; `finish` closes them (releasing the file's lock) and checks the file.
+    static func exclusiveAPI(_ setup: Setup) throws -> (api: PerimeterAPI, finish: () throws -> Void) {
+        let store = try SQLiteGeofencingStore(path: setup.path, lockingMode: .exclusive)
+        let service = GeofencingService(store: store)
+        try service.configure(GeofencingOptions(defaultDwellTime: 60))
+        let api = PerimeterAPI(service: service)
+        #expect(T.call(api, "PUT", "/v1/fences/park", body: T.square()).status == 201)
+        return (api, {
+            try service.close()
+            store.close()
+            #expect(integrity(setup.path) == "ok")
+        })
+    }
+
+    /// An import of megabytes into an exclusive store is a bulk commit under a rollback journal, whose
+    /// thousands of new 1 KiB pages reach the file gathered into writes of up to 64 KiB: 5 MB commits
+    /// within a budget of 400 writes (one write per page would be about 5,000).
+    @Test("a large fence import reaches the file in gathered writes")
+    func importWritesAreGathered() throws {
+        let setup = try Setup()
+        let (api, finish) = try Self.exclusiveAPI(setup)
+        setup.failAfter(400, perimeter_sqlite_full())
+        let response = T.call(api, "POST", "/v1/fences", body: Self.largeCollection)
+        #expect(response.status == 200, "\(response.status) \(String(decoding: response.bodyBytes.prefix(300), as: UTF8.self))")
+        setup.spaceReturns()
+        try finish()
+        let reopened = try SQLiteGeofencingStore(path: setup.path)
+        defer { reopened.close() }
+        #expect(try reopened.load().fences.count == 51)
+    }
+
+    /// The disk fills at some write of a bulk commit — a gathered write, the journal, the switch out of
+    /// the write-ahead log: the import is refused (503; the service keeps the changes to store with its
+    /// next commit), the same import succeeds once space returns, and the file is sound and holds every
+    /// fence after a reopen.
+    @Test("the disk fills during a large fence import, after n writes", arguments: [0, 1, 2, 3, 5, 8, 30])
+    func diskFillsDuringImport(writes: Int) throws {
+        let setup = try Setup()
+        let (api, finish) = try Self.exclusiveAPI(setup)
+        setup.failAfter(writes, writes % 2 == 0 ? perimeter_sqlite_full() : perimeter_sqlite_ioerr_write())
+        let refused = T.call(api, "POST", "/v1/fences", body: Self.largeCollection)
+        #expect(refused.status == 503, "after \(writes) writes: \(refused.status)")
+        #expect(perimeter_fault_vfs_faults() > 0)
+        setup.spaceReturns()
+        let retried = T.call(api, "POST", "/v1/fences", body: Self.largeCollection)
+        #expect(retried.status == 200, "\(retried.status) \(String(decoding: retried.bodyBytes.prefix(300), as: UTF8.self))")
+        try finish()
+        let reopened = try SQLiteGeofencingStore(path: setup.path)
+        defer { reopened.close() }
+        #expect(try reopened.load().fences.count == 51)
+    }
 }
