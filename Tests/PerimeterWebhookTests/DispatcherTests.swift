@@ -101,12 +101,16 @@ struct DispatcherTests {
         #expect(eventually { receiver.delivered.count >= events.count && (try? dispatcher.webhook(id: all.id).counters.delivered) == 24 })
         let expectedFiltered = events.filter { $0.event.device == "d2" && $0.event.kind == .entry }
         #expect(eventually { filtered.delivered.count >= expectedFiltered.count })
-        try verify(receiver, expected: events)
+        let status = try dispatcher.webhook(id: all.id)
+        // A 2xx that reached the dispatcher after its 0.25 s response timeout (a loaded machine) counts as
+        // a failed attempt and is sent again: at least once, so each such late success is one duplicate.
+        let unanswered = receiver.requests.count - receiver.delivered.count
+        let lateSuccesses = Int(status.counters.failedAttempts) - unanswered
+        #expect(lateSuccesses >= 0, "every request not answered with a 2xx is a failed attempt")
+        try verify(receiver, expected: events, allowedDuplicates: lateSuccesses)
         try verify(filtered, expected: expectedFiltered)
 
-        let status = try dispatcher.webhook(id: all.id)
         #expect(status.counters.delivered == 24)
-        #expect(status.counters.failedAttempts == Int64(receiver.requests.count - receiver.delivered.count))
         #expect(status.counters.failedAttempts >= 5)
         #expect(status.counters.lastError != nil && status.counters.lastSuccessAt != nil)
         #expect(status.cursor == service.lastEventSequence && status.backlog == 0 && status.inFlight == nil)
