@@ -36,11 +36,14 @@ final class WorkerProcess: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = errors
-        // The handlers hold this object weakly and let go of themselves at the end of the output: the
-        // pipes belong to this object, so a strong capture would keep it (and its process) forever.
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { handle.readabilityHandler = nil; return }
+        try process.run()
+        // Each pipe is read by a thread of its own with blocking reads until the end of the output (the
+        // child's exit), holding its handle until then: so a descriptor is never closed while something
+        // still waits on it. (`readabilityHandler` registers the descriptor with Dispatch's event loop, and
+        // when this object went away first the pipe was closed under that registration; a test process
+        // crashed in `_dispatch_event_loop_drain` while these tests ran.) The threads hold this object weakly.
+        Self.read(output.fileHandleForReading, name: "worker \(id) stdout") { [weak self] data in
+            guard let self else { return }
             partial.withLock { buffer in
                 buffer.append(data)
                 while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -50,13 +53,27 @@ final class WorkerProcess: @unchecked Sendable {
                 }
             }
         }
-        // Collected as it comes: reading a live process's pipe to its end would wait for its exit.
-        errors.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { handle.readabilityHandler = nil; return }
-            errorBytes.withLock { $0.append(data) }
+        Self.read(errors.fileHandleForReading, name: "worker \(id) stderr") { [weak self] data in
+            self?.errorBytes.withLock { $0.append(data) }
         }
-        try process.run()
+    }
+
+    /// Calls `body` with each chunk read from `handle`, on a thread of its own, until the end of the output.
+    private static func read(_ handle: FileHandle, name: String, _ body: @escaping @Sendable (Data) -> Void) {
+        let thread = Thread {
+            // read(2) itself: FileHandle's reads wait for a full buffer or the end.
+            withExtendedLifetime(handle) {
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { return }
+                    body(Data(buffer[0..<count]))
+                }
+            }
+        }
+        thread.name = name
+        thread.start()
     }
 
     deinit {
