@@ -95,14 +95,21 @@ public final class LoopbackReceiver: @unchecked Sendable {
 
     /// Stops listening; returns once the accept loop has ended.
     public func stop() {
-        lock.withLock { stopped = true }
+        let first = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        // Shut down (which ends a waiting `accept`), wait for the loop, and only then close: closed
+        // earlier, the descriptor's number could be handed to another test's socket while the loop,
+        // finishing a request, was about to call `accept` on it again.
         shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
         done.wait()
+        close(fd)
     }
 
     private func acceptLoop() {
-        while true {
+        while !lock.withLock({ stopped }) {
             let client = accept(fd, nil, nil)
             if client < 0 {
                 if lock.withLock({ stopped }) { break }
