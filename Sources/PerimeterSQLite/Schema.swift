@@ -5,8 +5,6 @@ import PerimeterService
 /// The database is marked with ``applicationID`` (`PRAGMA application_id`) so a foreign SQLite file is
 /// recognised, and carries its schema version in `PRAGMA user_version`. Migration *n* turns version
 /// *n − 1* into version *n*; each runs in the transaction that also bumps the version.
-import PerimeterService
-
 enum Schema {
     /// "PRMT": marks a Perimeter database.
     static let applicationID: Int64 = 0x5052_4D54
