@@ -24,12 +24,7 @@ extension DetectionEngine {
         /// Whether `list` in `pool` is the same presence: same fences, same visits, same dwell state.
         func isSame(as list: PresencePool.List, in pool: PresencePool) -> Bool {
             guard inside.count == pool.count(list) else { return false }
-            for i in inside.indices {
-                let a = inside[i], b = pool[list, i]
-                guard a.slot == b.slot, a.ordinal == b.ordinal, a.entryTime == b.entryTime,
-                      a.visitSequence == b.visitSequence, a.hasDwelled == b.hasDwelled,
-                      a.hasLegacyID == b.hasLegacyID else { return false }
-            }
+            for i in inside.indices where inside[i] != pool[list, i] { return false }
             return true
         }
     }

@@ -854,7 +854,7 @@ struct DeviceState: Sendable {
 }
 
 /// That a device is inside the fence in `slot`: 24 bytes (the flags share a word with the sequence).
-struct Membership: Sendable {
+struct Membership: Sendable, Equatable {
     var slot: FenceSet.Slot
     /// Which visit of this fence beginning at `entryTime` this is (0: the first); part of the visit id.
     var ordinal: UInt32
