@@ -3,7 +3,7 @@
 
 A CI log is often read from its tail only, and a crash's backtrace ends with registers and images, so
 the frames and the test that crashed were out of sight. This prints, from the saved output:
-  - the tests that failed (Swift Testing and XCTest),
+  - the tests that failed (Swift Testing and XCTest), each with the rest of a multi-line message,
   - the crash report, if any: its headline, the fatal-error or library message before it, and the
     crashed thread's frames (registers and images left out),
   - the tests that had started and not ended when the output stops: after a crash, one of them is the
@@ -15,6 +15,9 @@ import re
 import sys
 
 MAX_LINES = 60
+MESSAGE_LINES = 20
+# A line the test runner writes itself (Swift Testing's status symbols; XCTest's "Test Case"/"Test Suite").
+RUNNER_LINE = re.compile(r"^([✔✘◇➜↳]|Test (Case|Suite) |\[\d+/\d+\]|Building|Compiling|Linking)")
 
 
 def main(path: str) -> None:
@@ -39,8 +42,21 @@ def main(path: str) -> None:
     print("\n==== test report (scripts/test-report.py) ====")
     if failed:
         print(f"failed ({len(failed)}):")
-        for l in failed[:MAX_LINES]:
+        shown = 0
+        for k, l in enumerate(lines):
+            if not (l.startswith("✘ Test ") or re.search(r"Test Case '.*' failed", l)):
+                continue
             print("  " + l)
+            shown += 1
+            # A multi-line issue message (e.g. a check's message with a child process's output) goes on
+            # in the lines that follow, up to the next line of the test runner's own.
+            for more in lines[k + 1:k + 1 + MESSAGE_LINES]:
+                if RUNNER_LINE.match(more):
+                    break
+                print("    " + more)
+                shown += 1
+            if shown >= MAX_LINES:
+                break
 
     crash = next((k for k, l in enumerate(lines) if "Program crashed" in l), None)
     if crash is not None:
