@@ -73,6 +73,9 @@ struct ServeCommand {
       --replicas N           Copies of every stream and bucket (default 1; 3 on a three-server cluster).
       --lease SECONDS        Partition lease time of the workers (default 10; every process the same).
       --prefix NAME          Subject prefix and stream/bucket names of the cluster (default perimeter).
+      --wait-for-cluster SECONDS
+                             How long to keep trying while the cluster cannot be reached or is still electing
+                             its leaders, a line on standard error per try (default 30; 0: fail at once).
     \(RetentionFlags.help)
       -h, --help             Show this help.
     """
@@ -89,6 +92,8 @@ struct ServeCommand {
         var replicas: Int
         var lease: Duration
         var retention: ClusterRetention
+        /// How long the start tries again while the cluster's failure is temporary.
+        var patience: Duration
     }
 
     init?(_ arguments: [String]) throws {
@@ -110,8 +115,10 @@ struct ServeCommand {
             let replicas = Int(try args.number("replicas", in: 1...5) ?? 1)
             let lease = try args.number("lease", in: 1...3600) ?? 10
             let retention = try RetentionFlags.parse(&args, command: "serve")
+            let patience = try args.number("wait-for-cluster", in: 0...86_400) ?? 30
             cluster = ClusterFlags(urls: list, layout: ClusterLayout(prefix: prefix, partitioning: DevicePartitioning(count: partitions)!),
-                                   replicas: replicas, lease: .milliseconds(Int64(lease * 1000)), retention: retention)
+                                   replicas: replicas, lease: .milliseconds(Int64(lease * 1000)), retention: retention,
+                                   patience: .milliseconds(Int64(patience * 1000)))
             configuration.databasePath = nil
         }
         configuration.address = try args.option("bind") ?? "127.0.0.1"
@@ -180,7 +187,9 @@ struct ServeCommand {
             do {
                 resources = try ClusterResources.connect(urls: cluster.urls, name: "perimeter serve", layout: cluster.layout,
                                                          replicas: cluster.replicas, leaseDuration: cluster.lease,
-                                                         retention: cluster.retention)
+                                                         retention: cluster.retention, patience: cluster.patience) { error in
+                    console.complain("serve: the cluster is not ready, trying again: \(error)")
+                }
             } catch {
                 throw CommandLineError.usage("serve: cannot open the cluster at \(cluster.urls.joined(separator: ",")): \(error)")
             }

@@ -6,7 +6,7 @@ import PerimeterCluster
 struct WorkerCommand {
     static let help = """
     Usage: perimeter worker --nats URL[,URL...] [--id ID] [--partitions N] [--replicas N] [--lease SECONDS]
-                            [--prefix NAME] [--lateness SECONDS] [--max-partitions N]
+                            [--prefix NAME] [--lateness SECONDS] [--max-partitions N] [--wait-for-cluster SECONDS]
                             [--input-max-age AGE] [--input-max-bytes SIZE] [--events-max-age AGE]
                             [--events-max-bytes SIZE] [--update-retention]
 
@@ -30,6 +30,9 @@ struct WorkerCommand {
       --lateness SECONDS     L of the live-service rules: each partition's clock ticks to now - L and holds
                              the devices heard from within L (default 5).
       --max-partitions N     The most partitions this worker holds (default: all).
+      --wait-for-cluster SECONDS
+                             How long to keep trying while the cluster cannot be reached or is still electing
+                             its leaders, a line on standard error per try (default 30; 0: fail at once).
     \(RetentionFlags.help)
       --update-retention     Change the streams' limits to the retention flags given here instead of
                              refusing to start when they differ (then restart the others with the same).
@@ -41,6 +44,8 @@ struct WorkerCommand {
     var replicas: Int
     var retention: ClusterRetention
     var updatingRetention: Bool
+    /// How long the start tries again while the cluster's failure is temporary.
+    var patience: Duration
     var configuration: ClusterWorker.Configuration
 
     init?(_ arguments: [String]) throws {
@@ -66,6 +71,7 @@ struct WorkerCommand {
         let maxPartitions = try WorkerCommand.integer(&args, "max-partitions", in: 1...65_536) ?? partitions
         retention = try RetentionFlags.parse(&args, command: "worker")
         updatingRetention = args.flag("update-retention")
+        patience = .milliseconds(Int64((try args.number("wait-for-cluster", in: 0...86_400) ?? 30) * 1000))
         try args.finish()
         layout = ClusterLayout(prefix: prefix, partitioning: DevicePartitioning(count: partitions)!)
         configuration = ClusterWorker.Configuration(id: id, leaseDuration: .milliseconds(Int64(lease * 1000)),
@@ -91,7 +97,10 @@ struct WorkerCommand {
         do {
             resources = try ClusterResources.connect(urls: command.urls, name: "perimeter worker \(id)", layout: command.layout,
                                                      replicas: command.replicas, leaseDuration: command.configuration.leaseDuration,
-                                                     retention: command.retention, updatingRetention: command.updatingRetention)
+                                                     retention: command.retention, updatingRetention: command.updatingRetention,
+                                                     patience: command.patience) { error in
+                console.complain("worker \(id): the cluster is not ready, trying again: \(error)")
+            }
         } catch {
             // 69: the service (the NATS cluster) is unavailable or refuses this cluster's configuration.
             console.complain("worker: cannot open the cluster at \(command.urls.joined(separator: ",")): \(error)")

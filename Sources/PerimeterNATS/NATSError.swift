@@ -67,6 +67,18 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether trying again later may succeed: no answer in time, no server reachable or no responder
+    /// (a server still starting), or a JetStream cluster that answered it cannot serve the request now —
+    /// `JetStream system temporarily unavailable` (10008) and `JetStream cluster can not handle request`
+    /// (10009), what a cluster says while it elects its leaders.
+    public var isTemporary: Bool {
+        switch reason {
+        case .timeout, .unreachable: return true
+        case .wrongLastSequence, .notFound: return false
+        case .other: return jetStreamCode == 10008 || jetStreamCode == 10009
+        }
+    }
+
     public var description: String {
         var line = "NATS: \(operation) failed: \(statusText)"
         if jetStreamCode != 0 { line += " (JetStream error \(jetStreamCode))" }

@@ -45,11 +45,12 @@ public final class NATSServer: @unchecked Sendable {
     public var log: String { (try? String(contentsOf: folder.appendingPathComponent("server.log"), encoding: .utf8)) ?? "" }
 
     /// Starts a single server with JetStream; `extraConfiguration` is appended to its configuration
-    /// file (e.g. a `mappings { … }` block).
-    public static func start(name: String = "n1", extraConfiguration: String = "") throws -> NATSServer {
+    /// file (e.g. a `mappings { … }` block). On `port` when given (one try: a client may already be
+    /// waiting for that port), else on a free one.
+    public static func start(name: String = "n1", port: Int? = nil, extraConfiguration: String = "") throws -> NATSServer {
         var lastError: Error?
-        for _ in 0..<3 {   // a free port can be taken by someone else before the server binds it
-            let server = try NATSServer(name: name, port: try freePort(), cluster: nil, extraConfiguration: extraConfiguration)
+        for _ in 0..<(port == nil ? 3 : 1) {   // a free port can be taken by someone else before the server binds it
+            let server = try NATSServer(name: name, port: try port ?? freePort(), cluster: nil, extraConfiguration: extraConfiguration)
             do {
                 try server.launch()
                 try server.waitUntilReady()

@@ -8,7 +8,7 @@ import Testing
 struct ServeClusterTests {
     @Test func theClusterFlagsAreExplainedAndChecked() {
         let help = perimeter("serve", "--help").output
-        for flag in ["--nats URL", "--partitions N", "--replicas N", "--lease SECONDS", "--prefix NAME"] {
+        for flag in ["--nats URL", "--partitions N", "--replicas N", "--lease SECONDS", "--prefix NAME", "--wait-for-cluster SECONDS"] {
             #expect(help.contains(flag), "\(flag) missing from serve --help")
         }
         let both = perimeter("serve", "--nats", "nats://127.0.0.1:4222", "--db", "x.sqlite", "--port", "0")
@@ -27,8 +27,10 @@ struct ServeClusterTests {
 
     @Test func aClusterThatDoesNotAnswerStopsTheServerNamingTheURLs() throws {
         let port = try NATSServer.freePort()
-        let run = perimeter("serve", "--nats", "nats://127.0.0.1:\(port)", "--port", "0")
+        // Two seconds of patience: one more try, said on standard error, then the failure.
+        let run = perimeter("serve", "--nats", "nats://127.0.0.1:\(port)", "--port", "0", "--wait-for-cluster", "2")
         #expect(run.status != 0)
+        #expect(run.error.contains("the cluster is not ready, trying again: NATS: connect"), "\(run.error)")
         #expect(run.error.contains("cannot open the cluster at nats://127.0.0.1:\(port)"), "\(run.error)")
     }
 
