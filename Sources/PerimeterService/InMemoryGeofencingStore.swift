@@ -71,15 +71,18 @@ public final class InMemoryGeofencingStore: GeofencingStore {
                 for device in forgotten { c.devices[device] = nil }
                 c.deviceOrder.removeAll { forgotten.contains($0) }
             }
-            for change in changes.devices {
-                var snapshot = change.snapshot
+            // By position: `for change in changes.devices` copied each change (every reference retained)
+            // before the copy of its snapshot that the store keeps.
+            for i in changes.devices.indices {
+                var snapshot = changes.devices[i].snapshot
+                let presenceChanged = changes.devices[i].presenceChanged
                 // A known device (the usual case) is found once and replaced in place.
                 if let index = c.devices.index(forKey: snapshot.device) {
-                    if !change.presenceChanged { snapshot.memberships = c.devices.values[index].memberships }
+                    if !presenceChanged { swap(&snapshot.memberships, &c.devices.values[index].memberships) }
                     c.devices.values[index] = snapshot
                 } else {
                     c.deviceOrder.append(snapshot.device)
-                    if !change.presenceChanged { snapshot.memberships = [] }
+                    if !presenceChanged { snapshot.memberships = [] }
                     c.devices[snapshot.device] = snapshot
                 }
             }

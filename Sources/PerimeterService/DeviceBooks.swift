@@ -1,0 +1,65 @@
+import PerimeterEngine
+
+/// What the service keeps of each device it has touched, in one entry found by id once per batch.
+///
+/// A batch names the devices it changed by id; the commit then needs, for each, what was last committed
+/// of its presence and its state in the engine. Kept in dictionaries by id, that cost a hash look-up of
+/// the id per device for the pending set, another for the committed presence, another to write it back,
+/// and the engine's own look-up. Here the id is looked up once, when the device is touched; the pending
+/// changes list the entry's number, and the entry holds the committed presence and a ``DeviceHandle``
+/// for the engine's look-up.
+///
+/// Entries are never removed (numbers stay valid); a forgotten device's entry keeps only its id, and is
+/// used again if the device comes back.
+struct DeviceBooks {
+    /// One device's entry.
+    struct Entry {
+        /// The device.
+        let device: DeviceID
+        /// The ``PendingChanges/mark`` of the pending changes that list the device (0: none).
+        var pendingMark: UInt64 = 0
+        /// The live call (``ServiceCore/liveCalls``) that last recorded the device's arrival (0: none).
+        var arrivalCall: UInt64 = 0
+        /// Where the device lies in the engine: a hint the engine checks (``DeviceHandle``).
+        var handle = DeviceHandle()
+        /// What the store holds of the device's presence since the last commit; `nil` when nothing is
+        /// committed for the device.
+        var committed: CommittedPresence?
+
+        init(device: DeviceID) { self.device = device }
+    }
+
+    /// The entries, by number.
+    private(set) var entries: [Entry] = []
+    private var numbers: [DeviceID: Int32] = [:]
+
+    /// The number of `device`'s entry, made when there is none.
+    /// - Complexity: one hash look-up of the id (amortised O(1)).
+    mutating func number(of device: DeviceID) -> Int32 {
+        if let number = numbers[device] { return number }
+        let number = Int32(entries.count)
+        entries.append(Entry(device: device))
+        numbers[device] = number
+        return number
+    }
+
+    /// The number of `device`'s entry, if it has one.
+    func existingNumber(of device: DeviceID) -> Int32? { numbers[device] }
+
+    /// Room for `count` more devices.
+    mutating func reserveCapacity(adding count: Int) {
+        entries.reserveCapacity(entries.count + count)
+        numbers.reserveCapacity(numbers.count + count)
+    }
+
+    /// The entry numbered `number`, to read or change in place.
+    subscript(number: Int32) -> Entry {
+        _read { yield entries[Int(number)] }
+        _modify { yield &entries[Int(number)] }
+    }
+
+    /// Calls `body` with every entry, in place.
+    mutating func updateAll(_ body: (inout Entry) -> Void) {
+        for i in entries.indices { body(&entries[i]) }
+    }
+}
