@@ -70,13 +70,11 @@ extension DetectionEngine {
         let instant = instantVisits.isEmpty ? [] : instantVisitSnapshots(of: instantVisits[slot] ?? [])
         let options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
         let stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
-        // Built in place in the result: a snapshot made first and then stored in it was copied (every
-        // reference retained) and the original destroyed.
-        return CommitSnapshot(
-            snapshot: DeviceSnapshot(device: devices[d].id, lastTime: devices[d].lastTime,
-                                     lastCoordinate: devices[d].lastCoordinate, updateCount: updateCount(ofSlot: d),
-                                     memberships: memberships, instantVisits: instant, options: options, stream: stream),
-            presenceUnchanged: unchanged, stamp: newStamp)
+        let snapshot = DeviceSnapshot(device: devices[d].id, lastTime: devices[d].lastTime,
+                                      lastCoordinate: devices[d].lastCoordinate, updateCount: updateCount(ofSlot: d),
+                                      memberships: memberships, instantVisits: instant, options: options, stream: stream)
+        // Moved into the result: else the compiler copied it (every reference retained) and destroyed it.
+        return CommitSnapshot(snapshot: consume snapshot, presenceUnchanged: unchanged, stamp: newStamp)
     }
 }
 

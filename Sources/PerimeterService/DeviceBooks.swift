@@ -12,33 +12,32 @@ import PerimeterEngine
 /// Entries are never removed (numbers stay valid); a forgotten device's entry keeps only its id, and is
 /// used again if the device comes back.
 struct DeviceBooks {
-    /// One device's entry.
-    struct Entry {
-        /// The device.
-        let device: DeviceID
-        /// The ``PendingChanges/mark`` of the pending changes that list the device (0: none).
-        var pendingMark: UInt64 = 0
-        /// The live call (``ServiceCore/liveCalls``) that last recorded the device's arrival (0: none).
-        var arrivalCall: UInt64 = 0
-        /// Where the device lies in the engine: a hint the engine checks (``DeviceHandle``).
-        var handle = DeviceHandle()
-        /// What the store holds of the device's presence since the last commit; `nil` when nothing is
-        /// committed for the device.
-        var committed: CommittedPresence?
+    // One array per field, indexed by entry number: reading a field of a whole-entry struct through an
+    // array element copied the entry (every reference in it retained, then released).
 
-        init(device: DeviceID) { self.device = device }
-    }
-
-    /// The entries, by number.
-    private(set) var entries: [Entry] = []
+    /// Each entry's device.
+    private(set) var devices: [DeviceID] = []
+    /// The ``PendingChanges/mark`` of the pending changes that list the device (0: none).
+    var pendingMarks: [UInt64] = []
+    /// The live call (``ServiceCore/liveCalls``) that last recorded the device's arrival (0: none).
+    var arrivalCalls: [UInt64] = []
+    /// Where the device lies in the engine: a hint the engine checks (``DeviceHandle``).
+    var handles: [DeviceHandle] = []
+    /// What the store holds of the device's presence since the last commit; `nil` when nothing is
+    /// committed for the device.
+    var committed: [CommittedPresence?] = []
     private var numbers: [DeviceID: Int32] = [:]
 
     /// The number of `device`'s entry, made when there is none.
     /// - Complexity: one hash look-up of the id (amortised O(1)).
     mutating func number(of device: DeviceID) -> Int32 {
         if let number = numbers[device] { return number }
-        let number = Int32(entries.count)
-        entries.append(Entry(device: device))
+        let number = Int32(devices.count)
+        devices.append(device)
+        pendingMarks.append(0)
+        arrivalCalls.append(0)
+        handles.append(DeviceHandle())
+        committed.append(nil)
         numbers[device] = number
         return number
     }
@@ -48,18 +47,12 @@ struct DeviceBooks {
 
     /// Room for `count` more devices.
     mutating func reserveCapacity(adding count: Int) {
-        entries.reserveCapacity(entries.count + count)
-        numbers.reserveCapacity(numbers.count + count)
-    }
-
-    /// The entry numbered `number`, to read or change in place.
-    subscript(number: Int32) -> Entry {
-        _read { yield entries[Int(number)] }
-        _modify { yield &entries[Int(number)] }
-    }
-
-    /// Calls `body` with every entry, in place.
-    mutating func updateAll(_ body: (inout Entry) -> Void) {
-        for i in entries.indices { body(&entries[i]) }
+        let n = devices.count + count
+        devices.reserveCapacity(n)
+        pendingMarks.reserveCapacity(n)
+        arrivalCalls.reserveCapacity(n)
+        handles.reserveCapacity(n)
+        committed.reserveCapacity(n)
+        numbers.reserveCapacity(n)
     }
 }

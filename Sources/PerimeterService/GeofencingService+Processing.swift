@@ -200,7 +200,7 @@ extension GeofencingService {
             }
         }
         let output = c.engine.processOnDataClock(updates, clockOnly: clockOnly)
-        c.touch(output.changedDevices)
+        c.touch(output.changedDevices, slots: output.changedDeviceSlots)
         // Both lists are in batch order, and no update is in both.
         let rejections = output.rejections
         if rejections.isEmpty {

@@ -111,7 +111,7 @@ extension GeofencingService {
                                       device: device)
             }
             c.pending.forgotten.append(device)
-            if let number = c.books.existingNumber(of: device) { c.books[number].committed = nil }
+            if let number = c.books.existingNumber(of: device) { c.books.committed[Int(number)] = nil }
             c.lastArrivals.removeValue(forKey: device)
             c.timerFloors.removeValue(forKey: device)
             var logged: [GeofencingEvent] = []

@@ -54,6 +54,10 @@ struct ServiceCore {
     /// Per device: presence as last committed (to write presence only when it changed), whether the
     /// pending changes list it, its engine handle.
     var books = DeviceBooks()
+    /// With one engine shard: the ``books`` number of the device in each slot of the engine (-1: not
+    /// known yet), so that a batch's changed devices are found without hashing their ids. Valid for
+    /// this engine only (a rebuild empties it); slots are never reused, not even after a forget.
+    var booksBySlot: [Int32] = []
     /// Which engine the stamps in ``books`` come from: a rebuild numbers fences anew.
     var engineGeneration: UInt64 = 0
     /// The engine's counters as last committed (or loaded).
@@ -108,9 +112,31 @@ struct ServiceCore {
 
     /// Lists every device of `devices` in the pending changes (each once).
     mutating func touch(_ devices: [DeviceID]) {
-        books.reserveCapacity(adding: devices.count)
         pending.touched.reserveCapacity(pending.touched.count + devices.count)
         for device in devices { touch(device) }
+    }
+
+    /// ``touch(_:)-([DeviceID])`` with the engine's slots of the devices beside them
+    /// (``DetectionEngine/DataClockOutput/changedDeviceSlots``; -1: not at hand, and then the id is
+    /// looked up; with another count than `devices`', all are).
+    mutating func touch(_ devices: [DeviceID], slots: [Int32]) {
+        guard slots.count == devices.count, engine.shardCount == 1 else { return touch(devices) }
+        pending.touched.reserveCapacity(pending.touched.count + devices.count)
+        for k in devices.indices {
+            let slot = Int(slots[k])
+            guard slot >= 0 else {
+                touch(devices[k])
+                continue
+            }
+            if slot < booksBySlot.count, booksBySlot[slot] >= 0 {
+                touch(number: booksBySlot[slot])
+                continue
+            }
+            let number = books.number(of: devices[k])
+            if slot >= booksBySlot.count { booksBySlot += repeatElement(-1, count: slot - booksBySlot.count + 1) }
+            booksBySlot[slot] = number
+            touch(number: number)
+        }
     }
 
     /// Touches `device` for an update of live call `call` that the engine accepted.
@@ -118,14 +144,15 @@ struct ServiceCore {
     mutating func arrive(_ device: DeviceID, call: UInt64) -> Bool {
         let number = books.number(of: device)
         touch(number: number)
-        guard books[number].arrivalCall != call else { return false }
-        books[number].arrivalCall = call
+        guard books.arrivalCalls[Int(number)] != call else { return false }
+        books.arrivalCalls[Int(number)] = call
         return true
     }
 
     private mutating func touch(number: Int32) {
-        guard books[number].pendingMark != pending.mark else { return }
-        books[number].pendingMark = pending.mark
+        let e = Int(number)
+        guard books.pendingMarks[e] != pending.mark else { return }
+        books.pendingMarks[e] = pending.mark
         pending.touched.append(number)
     }
 
@@ -181,11 +208,13 @@ struct ServiceCore {
         work.changes.devices.reserveCapacity(pending.touched.count)
         work.engineGeneration = engineGeneration
         for number in pending.touched {
-            let device = books[number].device
-            let committed = books[number].committed
+            let e = Int(number)
+            let device = books.devices[e]
+            // Read once: each read of a field through the array copied the whole optional (and released it).
+            let committed = books.committed[e]
             // A stamp compares fence slots: it holds while the engine is the same and keeps its fences.
             let stamp = !removesFences && committed?.generation == engineGeneration ? committed?.stamp : nil
-            guard var taken = engine.commitSnapshot(of: device, handle: &books[number].handle, since: stamp) else { continue }
+            guard var taken = engine.commitSnapshot(of: device, handle: &books.handles[e], since: stamp) else { continue }
             let stored = committed?.memberships ?? []
             let changed: Bool
             if taken.presenceUnchanged {
@@ -219,7 +248,7 @@ struct ServiceCore {
         commits += 1
         forgetCommittedPresence(in: work.changes.fences)
         for (number, memberships, stamp) in work.presence {
-            books[number].committed = CommittedPresence(memberships: memberships, stamp: stamp,
+            books.committed[Int(number)] = CommittedPresence(memberships: memberships, stamp: stamp,
                                                         generation: work.engineGeneration)
         }
         committedAcceptedSequence = work.acceptedSequence
@@ -235,16 +264,16 @@ struct ServiceCore {
             case .upsert: continue
             case .remove(let id): removed.insert(id)
             case .removeAll:
-                books.updateAll { entry in
-                    if entry.committed != nil { entry.committed = CommittedPresence(memberships: []) }
+                for e in books.committed.indices where books.committed[e] != nil {
+                    books.committed[e] = CommittedPresence(memberships: [])
                 }
                 return
             }
         }
         guard !removed.isEmpty else { return }
-        books.updateAll { entry in
-            guard let committed = entry.committed, committed.memberships.contains(where: { removed.contains($0.fence) }) else { return }
-            entry.committed = CommittedPresence(memberships: committed.memberships.filter { !removed.contains($0.fence) })
+        for e in books.committed.indices {
+            guard let committed = books.committed[e], committed.memberships.contains(where: { removed.contains($0.fence) }) else { continue }
+            books.committed[e] = CommittedPresence(memberships: committed.memberships.filter { !removed.contains($0.fence) })
         }
     }
 
@@ -255,9 +284,9 @@ struct ServiceCore {
         // One mark for the merged list: the taken devices first, then those touched since and not taken.
         changes.mark = nextPendingMark
         nextPendingMark += 1
-        for number in changes.touched { books[number].pendingMark = changes.mark }
-        for number in pending.touched where books[number].pendingMark != changes.mark {
-            books[number].pendingMark = changes.mark
+        for number in changes.touched { books.pendingMarks[Int(number)] = changes.mark }
+        for number in pending.touched where books.pendingMarks[Int(number)] != changes.mark {
+            books.pendingMarks[Int(number)] = changes.mark
             changes.touched.append(number)
         }
         changes.append(pending)
@@ -315,6 +344,7 @@ struct ServiceCore {
             throw GeofencingError(.incompatibleStorage, "the stored device state cannot be restored: \(error)")
         }
         self.engine = engine
+        booksBySlot = []
         self.options = options
         engineGeneration &+= 1
     }
@@ -351,7 +381,7 @@ struct ServiceCore {
         books = DeviceBooks()
         books.reserveCapacity(adding: state.devices.count)
         for device in state.devices {
-            books[books.number(of: device.device)].committed = CommittedPresence(memberships: device.memberships)
+            books.committed[Int(books.number(of: device.device))] = CommittedPresence(memberships: device.memberships)
         }
         committedAcceptedSequence = state.acceptedSequence
         committedArrivals = state.arrivals
