@@ -1,16 +1,17 @@
 import PerimeterEngine
 
-/// What the service keeps of each device it has touched, in one entry found by id once per batch.
+/// What the service keeps of each device it has touched: one entry per device, numbered, found by id at
+/// most once per batch.
 ///
 /// A batch names the devices it changed by id; the commit then needs, for each, what was last committed
 /// of its presence and its state in the engine. Kept in dictionaries by id, that cost a hash look-up of
 /// the id per device for the pending set, another for the committed presence, another to write it back,
-/// and the engine's own look-up. Here the id is looked up once, when the device is touched; the pending
-/// changes list the entry's number, and the entry holds the committed presence and a ``DeviceHandle``
-/// for the engine's look-up.
+/// and the engine's own look-up. Here the id is looked up when the device is touched (and not at all
+/// when the engine's batch gives its slot: ``ServiceCore/booksBySlot``); the pending changes list entry
+/// numbers, and the entry holds the committed presence and a ``DeviceHandle`` for the engine's look-up.
 ///
-/// Entries are never removed (numbers stay valid); a forgotten device's entry keeps only its id, and is
-/// used again if the device comes back.
+/// Entries are never removed (numbers stay valid); a forgotten device's entry keeps its id and handle
+/// (which the engine then refuses), and is used again if the device comes back.
 struct DeviceBooks {
     // One array per field, indexed by entry number: reading a field of a whole-entry struct through an
     // array element copied the entry (every reference in it retained, then released).
