@@ -175,7 +175,7 @@ struct ServiceCore {
         var fence: Fence?
         for event in events {
             lastSequence += 1
-            if fence?.id != event.fence { fence = engine.fence(id: event.fence) }
+            if fence?.id != event.fence { fence = engine.fenceInPlace(id: event.fence) }
             let logged = GeofencingEvent(sequence: lastSequence, event: event, fence: fence)
             pending.events.append(logged)
             output.append(logged)
