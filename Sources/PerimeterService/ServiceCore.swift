@@ -5,7 +5,7 @@ import PerimeterGeoJSON
 
 /// Changes made in memory and not yet committed to the store.
 struct PendingChanges {
-    /// Tells the devices these changes list (``DeviceBooks/Entry/pendingMark``): unique to this value.
+    /// Tells the devices these changes list (``DeviceBooks/pendingMarks``): unique to this value.
     var mark: UInt64
     var fences: [FenceChange] = []
     /// The touched devices, by ``DeviceBooks`` number, in order of first touch (store order stays
