@@ -46,18 +46,35 @@ extension DetectionEngine {
     ///   ``snapshot(of:)``).
     public func commitSnapshot(of device: DeviceID, since stamp: PresenceStamp?) -> CommitSnapshot? {
         guard let slot = slot(of: device) else { return nil }
-        let record = devices[Int(slot)]
+        return commitSnapshot(ofSlot: slot, since: stamp)
+    }
+
+    /// ``commitSnapshot(of:since:)`` found through `handle` (see ``DeviceHandle``): a caller that keeps
+    /// one handle per device between commits skips hashing the id. The handle is checked, and corrected
+    /// when it does not name the device's slot, as in ``process(_:handle:into:)``.
+    public func commitSnapshot(of device: DeviceID, handle: inout DeviceHandle, since stamp: PresenceStamp?) -> CommitSnapshot? {
+        if holds(handle, device) { return commitSnapshot(ofSlot: handle.slot, since: stamp) }
+        guard let slot = slot(of: device) else { return nil }
+        handle = DeviceHandle(slot: slot)
+        return commitSnapshot(ofSlot: slot, since: stamp)
+    }
+
+    /// ``commitSnapshot(of:since:)`` of the device in `slot`.
+    private func commitSnapshot(ofSlot slot: Int32, since stamp: PresenceStamp?) -> CommitSnapshot {
+        let d = Int(slot)
+        let presence = devices[d].presence
         // An unchanged presence keeps the stamp it was compared with (equal lists): no copy, no allocation.
-        let unchanged = stamp?.isSame(as: record.presence, in: presencePool) ?? false
-        let newStamp = unchanged ? stamp! : PresenceStamp(inside: presencePool.members(record.presence))
+        let unchanged = stamp?.isSame(as: presence, in: presencePool) ?? false
+        let newStamp = unchanged ? stamp! : PresenceStamp(inside: presencePool.members(presence))
         let memberships = unchanged || newStamp.inside.isEmpty ? [] : membershipSnapshots(of: newStamp.inside)
         let instant = instantVisits.isEmpty ? [] : instantVisitSnapshots(of: instantVisits[slot] ?? [])
         let options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
         let stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
-        let snapshot = DeviceSnapshot(device: record.id, lastTime: record.lastTime, lastCoordinate: record.lastCoordinate,
-                                      updateCount: updateCount(ofSlot: Int(slot)), memberships: memberships,
-                                      instantVisits: instant, options: options, stream: stream)
-        return CommitSnapshot(snapshot: snapshot, presenceUnchanged: unchanged, stamp: newStamp)
+        let snapshot = DeviceSnapshot(device: devices[d].id, lastTime: devices[d].lastTime,
+                                      lastCoordinate: devices[d].lastCoordinate, updateCount: updateCount(ofSlot: d),
+                                      memberships: memberships, instantVisits: instant, options: options, stream: stream)
+        // Moved into the result: else the compiler copied it (every reference retained) and destroyed it.
+        return CommitSnapshot(snapshot: consume snapshot, presenceUnchanged: unchanged, stamp: newStamp)
     }
 }
 
@@ -67,11 +84,21 @@ extension ShardedEngine {
     /// changed. (Called as a non-mutating method on `shards[s]`, the compiler copied the whole shard —
     /// every table retained and released — which cost more than the snapshot itself.)
     public mutating func commitSnapshot(of device: DeviceID, since stamp: DetectionEngine.PresenceStamp?) -> DetectionEngine.CommitSnapshot? {
+        var handle = DeviceHandle()
+        return commitSnapshot(of: device, handle: &handle, since: stamp)
+    }
+
+    /// ``commitSnapshot(of:since:)`` found through `handle`, a ``DeviceHandle`` of the device's shard
+    /// (checked, and corrected when it does not name the device's slot there).
+    public mutating func commitSnapshot(of device: DeviceID, handle: inout DeviceHandle,
+                                        since stamp: DetectionEngine.PresenceStamp?) -> DetectionEngine.CommitSnapshot? {
+        // One shard: its result as it is (held in a variable and returned, it was copied and destroyed).
+        if shards.count == 1 { return shards[0].commitSnapshotInPlace(of: device, handle: &handle, since: stamp) }
         let s = shard(of: device)
-        guard var result = shards[s].commitSnapshotInPlace(of: device, since: stamp) else { return nil }
+        guard var result = shards[s].commitSnapshotInPlace(of: device, handle: &handle, since: stamp) else { return nil }
         // Option state names a sequence that is the shard's own with several shards: take it from the
         // snapshot that moves it to the engine-wide scale (rare: options with more than one shard).
-        if shards.count > 1, result.snapshot.options != nil, let global = snapshot(of: device) {
+        if result.snapshot.options != nil, let global = snapshot(of: device) {
             result.snapshot.options = global.options
         }
         return result
@@ -79,10 +106,10 @@ extension ShardedEngine {
 }
 
 extension DetectionEngine {
-    /// ``commitSnapshot(of:since:)`` on the engine where it lies (an element of an array of engines):
-    /// the engine is not changed.
+    /// ``commitSnapshot(of:handle:since:)`` on the engine where it lies (an element of an array of
+    /// engines): the engine is not changed.
     @inline(__always)
-    mutating func commitSnapshotInPlace(of device: DeviceID, since stamp: PresenceStamp?) -> CommitSnapshot? {
-        commitSnapshot(of: device, since: stamp)
+    mutating func commitSnapshotInPlace(of device: DeviceID, handle: inout DeviceHandle, since stamp: PresenceStamp?) -> CommitSnapshot? {
+        commitSnapshot(of: device, handle: &handle, since: stamp)
     }
 }

@@ -23,6 +23,11 @@ extension DetectionEngine {
         /// at its first acceptance only; one named by the clock may be listed again (marking a device
         /// changed twice is marking it once).
         public var changedDevices: [DeviceID] = []
+        /// From one engine (not a ``ShardedEngine`` of several shards): beside each of ``changedDevices``,
+        /// the device's slot there, or -1 when not at hand — for a caller that keeps its own per-device
+        /// records by slot (a ``DeviceHandle`` made from it names the device in this engine). Empty
+        /// otherwise.
+        public var changedDeviceSlots: [Int32] = []
 
         /// An empty output.
         public init() {}
@@ -62,6 +67,7 @@ extension DetectionEngine {
                 let due = devicesWithDwellsDue(by: update.time)
                 if !due.isEmpty {
                     output.changedDevices += due
+                    output.changedDeviceSlots += repeatElement(-1, count: due.count)
                     advance(to: update.time, into: &output.events)
                 }
             }
@@ -79,6 +85,7 @@ extension DetectionEngine {
             let device = update.device
             guard handle.isResolved else {
                 output.changedDevices.append(device)
+                output.changedDeviceSlots.append(-1)
                 continue
             }
             let slot = Int(handle.slot)
@@ -87,6 +94,7 @@ extension DetectionEngine {
             if listed[word] & bit == 0 {
                 listed[word] |= bit
                 output.changedDevices.append(device)
+                output.changedDeviceSlots.append(handle.slot)
             }
         }
         return output

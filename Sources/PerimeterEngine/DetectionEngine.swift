@@ -140,6 +140,11 @@ public struct DetectionEngine: Sendable {
     /// The fence with `id`, if the engine watches one.
     public func fence(id: FenceID) -> Fence? { fences.fence(id: id) }
 
+    /// ``fence(id:)`` on the engine where it lies (an element of an array of engines, see
+    /// ``ShardedEngine/fenceInPlace(id:)``): the engine is not changed.
+    @inline(__always)
+    mutating func fenceInPlace(id: FenceID) -> Fence? { fences.fence(id: id) }
+
     /// Adds a fence, or replaces the one with the same id.
     ///
     /// A new fence's presence is unknown for every device: a device inside it gets an entry on its next

@@ -113,6 +113,12 @@ public struct ShardedEngine: Sendable {
     /// The fence with `id`, if the engine watches one.
     public func fence(id: FenceID) -> Fence? { shards[0].fence(id: id) }
 
+    /// ``fence(id:)`` read where the first shard lies, for a caller that holds the engine mutably (a
+    /// service naming the fence of each event it logs). `mutating` only to reach the shard in place:
+    /// called as a non-mutating method on `shards[0]`, the compiler copied the whole shard — every table
+    /// retained and released — which cost more than the look-up.
+    public mutating func fenceInPlace(id: FenceID) -> Fence? { shards[0].fenceInPlace(id: id) }
+
     /// Adds a fence to every shard, or replaces the one with the same id (``DetectionEngine/upsert(_:)``).
     public mutating func upsert(_ fence: Fence) {
         let isNew = shards[0].fence(id: fence.id) == nil

@@ -137,7 +137,7 @@ extension GeofencingService {
         let ticket = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> UInt64? in
             _ = try c.configured()
             c.engine.removeAllFences()
-            c.pending.touch(c.engine.devicesWithOptionState)  // their stored option state names the fences
+            c.touch(c.engine.devicesWithOptionState)  // their stored option state names the fences
             c.features = [:]
             c.positions = [:]
             c.pending.fences.append(.removeAll)
@@ -172,7 +172,7 @@ extension GeofencingService {
                 c.positions[id] = nil
                 c.pending.fences.append(.remove(id))
             }
-            c.pending.touch(c.engine.devicesWithOptionState)  // their stored option state names the fences
+            c.touch(c.engine.devicesWithOptionState)  // their stored option state names the fences
             return (doomed.count, c.commitTicket(force: true))
         }
         if let failure = ticket.flatMap(commit(through:)) {

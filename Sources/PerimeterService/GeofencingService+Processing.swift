@@ -151,11 +151,11 @@ extension GeofencingService {
                 // last position, exactly as in a replay (docs/semantics.md).
                 let before = events.count
                 c.engine.advance(update.device, to: update.time, into: &events)
-                if events.count > before { c.pending.touch(update.device) }
+                if events.count > before { c.touch(update.device) }
                 if let rejection = c.engine.process(update, into: &events) {
                     result.rejections.append(.init(index: index, error: GeofencingError(rejection)))
                 } else {
-                    c.pending.touch(update.device)
+                    c.touch(update.device)
                     c.lastArrivals[update.device] = now
                     c.timerFloors.removeValue(forKey: update.device)
                 }
@@ -200,7 +200,7 @@ extension GeofencingService {
             }
         }
         let output = c.engine.processOnDataClock(updates, clockOnly: clockOnly)
-        c.pending.touch(output.changedDevices)
+        c.touch(output.changedDevices, slots: output.changedDeviceSlots)
         // Both lists are in batch order, and no update is in both.
         let rejections = output.rejections
         if rejections.isEmpty {
@@ -300,8 +300,8 @@ extension GeofencingService {
             if r < rejections.count, rejections[r].index == k {
                 result.rejections.append(.init(index: index, error: GeofencingError(rejections[r].rejection)))
                 r += 1
-                if timerFired { c.pending.touch(accepted[k].device) }
-            } else if c.pending.arrive(accepted[k].device, call: call) {
+                if timerFired { c.touch(accepted[k].device) }
+            } else if c.arrive(accepted[k].device, call: call) {
                 c.lastArrivals[accepted[k].device] = now
             }
         }
@@ -318,7 +318,7 @@ extension GeofencingService {
             _ = try c.configured()
             let due = c.engine.devicesWithDwellsDue(by: time)
             guard !due.isEmpty else { return ([], nil) }
-            c.pending.touch(due)
+            c.touch(due)
             var events: [GeofenceEvent] = []
             c.engine.advance(to: time, into: &events)
             var logged: [GeofencingEvent] = []

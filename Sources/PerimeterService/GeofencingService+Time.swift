@@ -44,7 +44,7 @@ extension GeofencingService {
             guard !due.isEmpty else { return ([], nil) }
             let held = Set(due.filter { (c.lastArrivals[$0] ?? -.infinity) > watermark })
             guard held.count < due.count else { return ([], nil) }
-            c.pending.touch(due.filter { !held.contains($0) })
+            c.touch(due.filter { !held.contains($0) })
             var events: [GeofenceEvent] = []
             c.engine.advance(to: Date(timeIntervalSince1970: watermark), holding: held, into: &events)
             for event in events {
@@ -70,7 +70,7 @@ extension GeofencingService {
             var events: [GeofenceEvent] = []
             c.engine.advance(device, to: time, into: &events)
             guard !events.isEmpty else { return ([], nil) }
-            c.pending.touch(device)
+            c.touch(device)
             var logged: [GeofencingEvent] = []
             c.log(events, into: &logged)
             return (logged, c.commitTicket())
@@ -111,7 +111,7 @@ extension GeofencingService {
                                       device: device)
             }
             c.pending.forgotten.append(device)
-            c.committedPresence.removeValue(forKey: device)
+            if let number = c.books.existingNumber(of: device) { c.books.committed[Int(number)] = nil }
             c.lastArrivals.removeValue(forKey: device)
             c.timerFloors.removeValue(forKey: device)
             var logged: [GeofencingEvent] = []

@@ -71,16 +71,20 @@ public final class InMemoryGeofencingStore: GeofencingStore {
                 for device in forgotten { c.devices[device] = nil }
                 c.deviceOrder.removeAll { forgotten.contains($0) }
             }
-            for change in changes.devices {
-                var snapshot = change.snapshot
+            // By position: `for change in changes.devices` copied each change (every reference retained)
+            // before the copy of its snapshot that the store keeps.
+            for i in changes.devices.indices {
+                let device = changes.devices[i].snapshot.device
+                let presenceChanged = changes.devices[i].presenceChanged
                 // A known device (the usual case) is found once and replaced in place.
-                if let index = c.devices.index(forKey: snapshot.device) {
-                    if !change.presenceChanged { snapshot.memberships = c.devices.values[index].memberships }
-                    c.devices.values[index] = snapshot
+                if let index = c.devices.index(forKey: device) {
+                    let kept = presenceChanged ? nil : c.devices.values[index].memberships
+                    c.devices.values[index] = changes.devices[i].snapshot
+                    if let kept { c.devices.values[index].memberships = kept }
                 } else {
-                    c.deviceOrder.append(snapshot.device)
-                    if !change.presenceChanged { snapshot.memberships = [] }
-                    c.devices[snapshot.device] = snapshot
+                    c.deviceOrder.append(device)
+                    c.devices[device] = changes.devices[i].snapshot
+                    if !presenceChanged { c.devices[device]?.memberships = [] }
                 }
             }
             c.events += changes.events

@@ -5,13 +5,12 @@ import PerimeterGeoJSON
 
 /// Changes made in memory and not yet committed to the store.
 struct PendingChanges {
+    /// Tells the devices these changes list (``DeviceBooks/pendingMarks``): unique to this value.
+    var mark: UInt64
     var fences: [FenceChange] = []
-    /// The touched devices, each with the live call (``ServiceCore/liveCalls``) that last recorded its
-    /// arrival (0: none): one hash look-up per update does the touch and tells whether the call has
-    /// its arrival time yet.
-    var touched: [DeviceID: UInt64] = [:]
-    /// The touched devices in order of first touch (store order stays deterministic without sorting).
-    var touchedOrder: [DeviceID] = []
+    /// The touched devices, by ``DeviceBooks`` number, in order of first touch (store order stays
+    /// deterministic without sorting); each listed once (its entry's mark is ``mark``).
+    var touched: [Int32] = []
     var events: [GeofencingEvent] = []
     /// Devices forgotten since the last commit, in order (a device forgotten twice is listed once).
     var forgotten: [DeviceID] = []
@@ -21,47 +20,12 @@ struct PendingChanges {
     /// Updates consumed since the last commit (for group commit).
     var updates = 0
 
-    mutating func touch(_ device: DeviceID) {
-        if Self.mark(&touched[device, default: Self.untouched]) { touchedOrder.append(device) }
-    }
+    init(mark: UInt64) { self.mark = mark }
 
-    /// Touches `device` for an update of live call `call` that the engine accepted.
-    /// - Returns: whether `call` had not recorded an arrival of the device yet (record it once per call).
-    mutating func arrive(_ device: DeviceID, call: UInt64) -> Bool {
-        var first = false
-        let recorded = Self.record(&touched[device, default: Self.untouched], call: call, first: &first)
-        if first { touchedOrder.append(device) }
-        return recorded
-    }
-
-    /// The value of a device not in ``touched``; calls are numbered from 1, and 0 means no arrival.
-    private static let untouched = UInt64.max
-
-    // Both take the entry through the dictionary's in-place accessor: one hash look-up per call.
-    private static func mark(_ entry: inout UInt64) -> Bool {
-        guard entry == untouched else { return false }
-        entry = 0
-        return true
-    }
-
-    private static func record(_ entry: inout UInt64, call: UInt64, first: inout Bool) -> Bool {
-        first = entry == untouched
-        guard entry != call else { return false }
-        entry = call
-        return true
-    }
-
-    mutating func touch(_ devices: [DeviceID]) {
-        // Room for all at once: growing one step at a time hashes every id again at each step.
-        touched.reserveCapacity(touched.count + devices.count)
-        touchedOrder.reserveCapacity(touchedOrder.count + devices.count)
-        for device in devices { touch(device) }
-    }
-
-    /// Adds `later` (changes made after these) behind these.
+    /// Adds `later` (changes made after these) behind these, except its touched devices
+    /// (``ServiceCore/failed(_:)`` merges those: their marks are in the books).
     mutating func append(_ later: PendingChanges) {
         fences += later.fences
-        touch(later.touchedOrder)
         events += later.events
         for device in later.forgotten where !forgotten.contains(device) { forgotten.append(device) }
         if let consent = later.serviceConsent { serviceConsent = consent }
@@ -87,16 +51,23 @@ struct ServiceCore {
     var deviceConsents: [DeviceID: Bool] = [:]
     var lastSequence: Int64 = 0
     var processedUpdates: UInt64 = 0
-    /// Presence as last committed, per device, to write presence only when it changed.
-    var committedPresence: [DeviceID: CommittedPresence] = [:]
-    /// Which engine the stamps in ``committedPresence`` come from: a rebuild numbers fences anew.
+    /// Per device: presence as last committed (to write presence only when it changed), whether the
+    /// pending changes list it, its engine handle.
+    var books = DeviceBooks()
+    /// With one engine shard: the ``books`` number of the device in each slot of the engine (-1: not
+    /// known yet), so that a batch's changed devices are found without hashing their ids. Valid for
+    /// this engine only (a rebuild empties it); slots are never reused, not even after a forget.
+    var booksBySlot: [Int32] = []
+    /// Which engine the stamps in ``books`` come from: a rebuild numbers fences anew.
     var engineGeneration: UInt64 = 0
     /// The engine's counters as last committed (or loaded).
     var committedAcceptedSequence: Int64 = 0
     var committedArrivals: UInt64 = 0
     /// Store transactions committed since the core was made (a configure or close makes a new one).
     var commits: UInt64 = 0
-    var pending = PendingChanges()
+    var pending = PendingChanges(mark: 1)
+    /// The ``PendingChanges/mark`` of the next pending changes.
+    var nextPendingMark: UInt64 = 2
     /// The batch that changes made now belong to (see ``GroupCommit``); it only grows, also across
     /// `close` and `configure`.
     var batch: UInt64 = 0
@@ -132,6 +103,65 @@ struct ServiceCore {
         return options
     }
 
+    // MARK: - Touched devices
+
+    /// Lists `device` in the pending changes (once).
+    mutating func touch(_ device: DeviceID) {
+        touch(number: books.number(of: device))
+    }
+
+    /// Lists every device of `devices` in the pending changes (each once).
+    mutating func touch(_ devices: [DeviceID]) {
+        pending.touched.reserveCapacity(pending.touched.count + devices.count)
+        for device in devices { touch(device) }
+    }
+
+    /// ``touch(_:)-([DeviceID])`` with the engine's slots of the devices beside them
+    /// (``DetectionEngine/DataClockOutput/changedDeviceSlots``; -1: not at hand, and then the id is
+    /// looked up; with another count than `devices`', all are).
+    mutating func touch(_ devices: [DeviceID], slots: [Int32]) {
+        guard slots.count == devices.count, engine.shardCount == 1 else { return touch(devices) }
+        pending.touched.reserveCapacity(pending.touched.count + devices.count)
+        for k in devices.indices {
+            let slot = Int(slots[k])
+            guard slot >= 0 else {
+                touch(devices[k])
+                continue
+            }
+            if slot < booksBySlot.count, booksBySlot[slot] >= 0 {
+                touch(number: booksBySlot[slot])
+                continue
+            }
+            let number = books.number(of: devices[k])
+            if slot >= booksBySlot.count { booksBySlot += repeatElement(-1, count: slot - booksBySlot.count + 1) }
+            booksBySlot[slot] = number
+            touch(number: number)
+        }
+    }
+
+    /// Touches `device` for an update of live call `call` that the engine accepted.
+    /// - Returns: whether `call` had not recorded an arrival of the device yet (record it once per call).
+    mutating func arrive(_ device: DeviceID, call: UInt64) -> Bool {
+        let number = books.number(of: device)
+        touch(number: number)
+        guard books.arrivalCalls[Int(number)] != call else { return false }
+        books.arrivalCalls[Int(number)] = call
+        return true
+    }
+
+    private mutating func touch(number: Int32) {
+        let e = Int(number)
+        guard books.pendingMarks[e] != pending.mark else { return }
+        books.pendingMarks[e] = pending.mark
+        pending.touched.append(number)
+    }
+
+    /// Fresh pending changes, listing nothing.
+    private mutating func freshPendingChanges() -> PendingChanges {
+        defer { nextPendingMark += 1 }
+        return PendingChanges(mark: nextPendingMark)
+    }
+
     // MARK: - Events
 
     /// Numbers `events`, gives each its fence's name, group, properties and rendered message (fixed from
@@ -145,7 +175,7 @@ struct ServiceCore {
         var fence: Fence?
         for event in events {
             lastSequence += 1
-            if fence?.id != event.fence { fence = engine.fence(id: event.fence) }
+            if fence?.id != event.fence { fence = engine.fenceInPlace(id: event.fence) }
             let logged = GeofencingEvent(sequence: lastSequence, event: event, fence: fence)
             pending.events.append(logged)
             output.append(logged)
@@ -175,25 +205,27 @@ struct ServiceCore {
         // What the store holds of a device's presence is known unless this commit removes fences (their
         // rows go first): then the store rewrites every membership of the devices that changed.
         let removesFences = pending.fences.contains { if case .upsert = $0 { false } else { true } }
-        work.changes.devices.reserveCapacity(pending.touchedOrder.count)
+        work.changes.devices.reserveCapacity(pending.touched.count)
         work.engineGeneration = engineGeneration
-        for device in pending.touchedOrder {
-            let committed = committedPresence[device]
+        for number in pending.touched {
+            let e = Int(number)
+            let device = books.devices[e]
+            // Read once: each read of a field through the array copied the whole optional (and released it).
+            let committed = books.committed[e]
             // A stamp compares fence slots: it holds while the engine is the same and keeps its fences.
             let stamp = !removesFences && committed?.generation == engineGeneration ? committed?.stamp : nil
-            guard let taken = engine.commitSnapshot(of: device, since: stamp) else { continue }
-            var snapshot = taken.snapshot
+            guard var taken = engine.commitSnapshot(of: device, handle: &books.handles[e], since: stamp) else { continue }
             let stored = committed?.memberships ?? []
             let changed: Bool
             if taken.presenceUnchanged {
                 // The engine holds the presence it held at the last commit: what the store holds.
-                snapshot.memberships = stored
+                taken.snapshot.memberships = stored
                 changed = false
             } else {
-                changed = stored != snapshot.memberships
-                work.presence.append((device, snapshot.memberships, taken.stamp))
+                changed = stored != taken.snapshot.memberships
+                work.presence.append((number, taken.snapshot.memberships, taken.stamp))
             }
-            work.changes.devices.append(DeviceChange(snapshot: snapshot, presenceChanged: changed,
+            work.changes.devices.append(DeviceChange(snapshot: taken.snapshot, presenceChanged: changed,
                                                      storedMemberships: changed && !removesFences ? stored : nil))
         }
         work.changes.events = pending.events
@@ -205,7 +237,7 @@ struct ServiceCore {
         if work.acceptedSequence != committedAcceptedSequence { work.changes.acceptedSequence = work.acceptedSequence }
         if work.arrivals != committedArrivals { work.changes.arrivals = work.arrivals }
         work.taken = pending
-        pending = PendingChanges()
+        pending = freshPendingChanges()
         return work
     }
 
@@ -215,15 +247,15 @@ struct ServiceCore {
         if sinkWhenStored, !work.changes.events.isEmpty { sink?(work.changes.events) }
         commits += 1
         forgetCommittedPresence(in: work.changes.fences)
-        for (device, memberships, stamp) in work.presence {
-            committedPresence[device] = CommittedPresence(memberships: memberships, stamp: stamp,
-                                                          generation: work.engineGeneration)
+        for (number, memberships, stamp) in work.presence {
+            books.committed[Int(number)] = CommittedPresence(memberships: memberships, stamp: stamp,
+                                                        generation: work.engineGeneration)
         }
         committedAcceptedSequence = work.acceptedSequence
         committedArrivals = work.arrivals
     }
 
-    /// Drops from ``committedPresence`` the memberships in fences that `changes` removed, as the store
+    /// Drops from the committed presence in ``books`` the memberships in fences that `changes` removed, as the store
     /// dropped their rows: it then says what the store holds (``DeviceChange/storedMemberships``).
     mutating func forgetCommittedPresence(in changes: [FenceChange]) {
         var removed: Set<FenceID> = []
@@ -232,13 +264,16 @@ struct ServiceCore {
             case .upsert: continue
             case .remove(let id): removed.insert(id)
             case .removeAll:
-                committedPresence = committedPresence.mapValues { _ in CommittedPresence(memberships: []) }
+                for e in books.committed.indices where books.committed[e] != nil {
+                    books.committed[e] = CommittedPresence(memberships: [])
+                }
                 return
             }
         }
         guard !removed.isEmpty else { return }
-        for (device, committed) in committedPresence where committed.memberships.contains(where: { removed.contains($0.fence) }) {
-            committedPresence[device] = CommittedPresence(memberships: committed.memberships.filter { !removed.contains($0.fence) })
+        for e in books.committed.indices {
+            guard let committed = books.committed[e], committed.memberships.contains(where: { removed.contains($0.fence) }) else { continue }
+            books.committed[e] = CommittedPresence(memberships: committed.memberships.filter { !removed.contains($0.fence) })
         }
     }
 
@@ -246,6 +281,14 @@ struct ServiceCore {
     mutating func failed(_ work: CommitWork) {
         guard !work.isEmpty else { return }
         var changes = work.taken
+        // One mark for the merged list: the taken devices first, then those touched since and not taken.
+        changes.mark = nextPendingMark
+        nextPendingMark += 1
+        for number in changes.touched { books.pendingMarks[Int(number)] = changes.mark }
+        for number in pending.touched where books.pendingMarks[Int(number)] != changes.mark {
+            books.pendingMarks[Int(number)] = changes.mark
+            changes.touched.append(number)
+        }
         changes.append(pending)
         pending = changes
     }
@@ -301,6 +344,7 @@ struct ServiceCore {
             throw GeofencingError(.incompatibleStorage, "the stored device state cannot be restored: \(error)")
         }
         self.engine = engine
+        booksBySlot = []
         self.options = options
         engineGeneration &+= 1
     }
@@ -334,8 +378,11 @@ struct ServiceCore {
         deviceConsents = state.deviceConsents
         lastSequence = state.lastEventSequence
         processedUpdates = state.processedUpdates
-        committedPresence = [:]
-        for device in state.devices { committedPresence[device.device] = CommittedPresence(memberships: device.memberships) }
+        books = DeviceBooks()
+        books.reserveCapacity(adding: state.devices.count)
+        for device in state.devices {
+            books.committed[Int(books.number(of: device.device))] = CommittedPresence(memberships: device.memberships)
+        }
         committedAcceptedSequence = state.acceptedSequence
         committedArrivals = state.arrivals
     }
@@ -344,7 +391,7 @@ struct ServiceCore {
     /// reconfiguration, or a store written with another window), so that none is left behind.
     mutating func releaseOrphanedUpdates(into output: inout [GeofencingEvent]) {
         guard engine.configuration.reorderWindow == 0, engine.bufferedUpdateCount > 0 else { return }
-        pending.touch(engine.deviceSnapshots.filter { !($0.stream?.buffered.isEmpty ?? true) }.map(\.device))
+        touch(engine.deviceSnapshots.filter { !($0.stream?.buffered.isEmpty ?? true) }.map(\.device))
         var events: [GeofenceEvent] = []
         engine.flush(into: &events)
         log(events, into: &output)
@@ -378,10 +425,11 @@ struct CommitWork {
     /// What the store writes.
     var changes = StoreChanges()
     /// The pending changes taken, to put back if the commit fails.
-    var taken = PendingChanges()
+    var taken = PendingChanges(mark: 0)
     /// Presence taken from the engine (to remember as committed): the memberships written, or those the
     /// store already held when only the engine's stamp of them is new.
-    var presence: [(DeviceID, [DetectionEngine.MembershipSnapshot], DetectionEngine.PresenceStamp)] = []
+    /// Each with its device's ``DeviceBooks`` number.
+    var presence: [(Int32, [DetectionEngine.MembershipSnapshot], DetectionEngine.PresenceStamp)] = []
     /// ``ServiceCore/engineGeneration`` when the changes were taken (their stamps belong to that engine).
     var engineGeneration: UInt64 = 0
     var acceptedSequence: Int64 = 0
