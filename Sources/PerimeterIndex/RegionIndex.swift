@@ -49,10 +49,10 @@ public struct RegionIndex: Sendable {
     ///   inside the cell, independent of the number of regions elsewhere; no allocation when
     ///   `result` has enough capacity.
     public func regions(containing point: Coordinate, into result: inout [Int32]) {
-        if !result.isEmpty { result.removeAll(keepingCapacity: true) }
         let x = point.longitude, y = point.latitude
-        if x.isNaN || y.isNaN { return }
         guard x > -180, x < 180, y >= -90, y <= 90 else {
+            if !result.isEmpty { result.removeAll(keepingCapacity: true) }
+            if x.isNaN || y.isNaN { return }
             if (x == 180 || x == -180) && y >= -90 && y <= 90 {
                 appendExact(seamCandidates, point, &result)
             } else {
@@ -62,10 +62,36 @@ public struct RegionIndex: Sendable {
             if !alwaysTested.isEmpty { mergeAlwaysTested(point, &result) }
             return
         }
-        if let (column, row) = grid.cell(x: x, y: y) {
-            scanCell(column: column, row: row, point, &result)
+        // The hits go to a small buffer on the stack first and then into `result` in one step: clearing
+        // an array and appending to it one element at a time costs a uniqueness check each, and clearing
+        // a non-empty one goes through the general `replaceSubrange`.
+        var buffer: HitBuffer.Storage = HitBuffer.empty
+        let count = withUnsafeMutableBytes(of: &buffer) { raw in
+            let hits = raw.baseAddress!.assumingMemoryBound(to: Int32.self)
+            return scan(x, y, point, hits, HitBuffer.capacity)
+        }
+        if count <= HitBuffer.capacity {
+            withUnsafeBytes(of: &buffer) { raw in
+                HitBuffer.store(raw.baseAddress!.assumingMemoryBound(to: Int32.self), count, into: &result)
+            }
+        } else {
+            // More hits than the buffer holds (many overlapping regions): scan again into one that fits.
+            let hits = [Int32](unsafeUninitializedCapacity: count) { hits, written in
+                written = scan(x, y, point, hits.baseAddress!, count)
+            }
+            HitBuffer.store(hits, into: &result)
         }
         if !alwaysTested.isEmpty { mergeAlwaysTested(point, &result) }
+    }
+
+    /// Writes the regions whose grid entries hold the point (inside the grid's valid range) to `hits`,
+    /// ascending, up to `capacity` of them, and returns how many there are (possibly more than
+    /// `capacity`).
+    @inline(__always)
+    private func scan(_ x: Double, _ y: Double, _ point: Coordinate, _ hits: UnsafeMutablePointer<Int32>,
+                      _ capacity: Int) -> Int {
+        guard let (column, row) = grid.cell(x: x, y: y) else { return 0 }
+        return scanCell(column: column, row: row, point, hits, capacity)
     }
 
     /// Appends, ascending, the candidates that contain the point.
@@ -86,15 +112,18 @@ public struct RegionIndex: Sendable {
         }
     }
 
-    /// Evaluates the entries of one cell.
-    private func scanCell(column: Int, row: Int, _ point: Coordinate, _ result: inout [Int32]) {
+    /// Evaluates the entries of one cell: writes the regions that hold the point to `hits` (up to
+    /// `capacity`) and returns how many there are.
+    private func scanCell(column: Int, row: Int, _ point: Coordinate, _ hits: UnsafeMutablePointer<Int32>,
+                          _ capacity: Int) -> Int {
         let cell = row * grid.columns + column
         let first = Int(cellStart[cell]), end = Int(cellStart[cell + 1])
-        guard first < end else { return }
+        guard first < end else { return 0 }
         let qx = point.longitude, qy = point.latitude
         // The reference point of the entries that store none.
         let centerX = grid.centerX(column), centerY = grid.centerY(row)
-        records.withUnsafeBufferPointer { records in
+        return records.withUnsafeBufferPointer { records in
+            var count = 0
             var i = first
             var header = records[i]
             while true {
@@ -116,76 +145,12 @@ public struct RegionIndex: Sendable {
                     if i >= end { break }
                     header = records[i]
                 } while header.region == region
-                if hit || (needsExact && regions[Int(region)].contains(point)) { result.append(region) }
-                if i >= end { return }
+                if hit || (needsExact && regions[Int(region)].contains(point)) {
+                    if count < capacity { hits[count] = region }
+                    count += 1
+                }
+                if i >= end { return count }
             }
         }
-    }
-
-    /// Whether the point is inside the polygon of the entry whose header is `header` and whose records
-    /// (reference point if not the cell's centre `centerX`, `centerY`, then chains of vertices) are
-    /// `records[start ..< end]`: on one of its edges, or an odd number of exact crossings away from the
-    /// reference point's parity.
-    ///
-    /// The crossing rule treats vertices on the line through the reference point and the query as
-    /// lying on its right (a consistent symbolic shift of that line), so every crossing is counted
-    /// once; see docs/fence-index.md. The orientation of each edge end against that line is first read
-    /// from one unfiltered determinant compared with the entry's static bound
-    /// (``IndexBuilder/orientationBound(side:reach:)``); only a determinant within the bound asks the
-    /// exact predicate, so every sign is exact.
-    @inline(__always)
-    static func parity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
-                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double) -> Bool {
-        let flags = header.flags, bound = header.bound
-        var cx = centerX, cy = centerY
-        var first = start
-        if flags & CellEntry.shiftedReferenceFlag != 0 {
-            cx = records[start].x
-            cy = records[start].y
-            first += 1
-        }
-        var inside = flags & CellEntry.insideFlag != 0
-        let dqx = qx - cx, dqy = qy - cy
-        // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
-        // segment (nor its infinitesimally shifted copy) nor hold q: a few comparisons reject most
-        // edges of a cell before any orientation test.
-        let minX = Swift.min(cx, qx), maxX = Swift.max(cx, qx)
-        let minY = Swift.min(cy, qy), maxY = Swift.max(cy, qy)
-        // Every two consecutive records are an edge a→b, the vertex b the next edge's a.
-        var ax = records[first].x, ay = records[first].y
-        var k = first + 1
-        while k < end {
-            let bx = records[k].x, by = records[k].y
-            k += 1
-            defer { ax = bx; ay = by }
-            // Written as "some end on the box's side of each of its four lines", so that a NaN end
-            // (a pseudo-edge touching a chain break: every comparison with NaN is false) counts as
-            // beside the box: such an edge passes only when its other end lies in the box, and the
-            // check after drops it.
-            guard (ax >= minX || bx >= minX) && (ax <= maxX || bx <= maxX)
-                && (ay >= minY || by >= minY) && (ay <= maxY || by <= maxY) else { continue }
-            if ax.isNaN || bx.isNaN { continue }
-            let d1 = dqx * (ay - cy) - dqy * (ax - cx)
-            let d2 = dqx * (by - cy) - dqy * (bx - cx)
-            // Both strictly on one side of the line c–q: neither crossed nor touching q.
-            if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
-            let c = Coordinate(latitude: cy, longitude: cx)
-            let q = Coordinate(latitude: qy, longitude: qx)
-            let a = Coordinate(latitude: ay, longitude: ax)
-            let b = Coordinate(latitude: by, longitude: bx)
-            let o1 = d1 > bound ? 1 : d1 < -bound ? -1 : Planar.orientation(c, q, a)
-            let o2 = d2 > bound ? 1 : d2 < -bound ? -1 : Planar.orientation(c, q, b)
-            if (o1 > 0 && o2 > 0) || (o1 < 0 && o2 < 0) { continue }
-            let o4 = Planar.orientation(a, b, q)
-            if o4 == 0 && qx >= Swift.min(ax, bx) && qx <= Swift.max(ax, bx)
-                && qy >= Swift.min(ay, by) && qy <= Swift.max(ay, by) {
-                return true  // on the boundary
-            }
-            if (o1 > 0) != (o2 > 0) {
-                let o3 = Planar.orientation(a, b, c)
-                if (o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0) { inside.toggle() }
-            }
-        }
-        return inside
     }
 }
