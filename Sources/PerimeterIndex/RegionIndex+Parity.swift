@@ -8,10 +8,12 @@ extension RegionIndex {
     ///
     /// Per edge, the box test (is the edge strictly beside the box of the segment c–q?) runs on both
     /// coordinates at once and reuses each vertex's comparisons for the two edges that share it. An edge
-    /// it keeps has all four orientations (of a and b against the line c–q, of c and q against the line
-    /// a–b) read from floating-point determinants: against the entry's static bound for the first two,
-    /// with `Planar.certainDeterminant`'s filter for the other two. When all four signs are certain
-    /// the crossing rule needs nothing else: q is not on the edge (that would make o(a, b, q) zero).
+    /// it keeps (about one in five) has its ends' orientations against the line c–q read from one
+    /// determinant each, compared with the entry's static bound; an edge with both ends certainly on one
+    /// side is done. The rest (about one in six) have the orientations of c and q against the line a–b
+    /// read with `Planar.certainDeterminant`'s filter. When all four signs are certain the crossing rule
+    /// needs nothing else: q is not on the edge (that would make o(a, b, q) zero), and neither end is on
+    /// the line c–q.
     /// When one is not, the entry goes to ``exactParity(_:_:_:_:_:_:_:_:)``, which decides everything
     /// with the exact predicates: the answer never depends on a guess.
     @inline(__always)
@@ -54,12 +56,13 @@ extension RegionIndex {
             let pa = Coordinate(latitude: ay, longitude: ax), pb = Coordinate(latitude: by, longitude: bx)
             let d3 = Planar.certainDeterminant(pa, pb, Coordinate(latitude: cy, longitude: cx))
             let d4 = Planar.certainDeterminant(pa, pb, Coordinate(latitude: qy, longitude: qx))
-            // Certain signs, a and b on opposite sides of the line c–q: the edge crosses the segment
-            // exactly when c and q lie on opposite sides of its line.
             guard Swift.abs(d1) > bound, Swift.abs(d2) > bound, d3 != 0, d4 != 0 else {
                 return exactParity(header, records, start, end, qx, qy, centerX, centerY)
             }
-            if (d3 > 0) != (d4 > 0) { inside.toggle() }
+            // Certain signs, a and b on opposite sides of the line c–q: the edge crosses the segment
+            // exactly when c and q lie on opposite sides of its line (a coin toss for the edges that get
+            // here, so combined without a branch).
+            inside = inside != ((d3 > 0) != (d4 > 0))
         }
         return inside
     }

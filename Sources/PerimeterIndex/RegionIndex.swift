@@ -49,10 +49,10 @@ public struct RegionIndex: Sendable {
     ///   inside the cell, independent of the number of regions elsewhere; no allocation when
     ///   `result` has enough capacity.
     public func regions(containing point: Coordinate, into result: inout [Int32]) {
+        if !result.isEmpty { result.removeAll(keepingCapacity: true) }
         let x = point.longitude, y = point.latitude
+        if x.isNaN || y.isNaN { return }
         guard x > -180, x < 180, y >= -90, y <= 90 else {
-            if !result.isEmpty { result.removeAll(keepingCapacity: true) }
-            if x.isNaN || y.isNaN { return }
             if (x == 180 || x == -180) && y >= -90 && y <= 90 {
                 appendExact(seamCandidates, point, &result)
             } else {
@@ -62,36 +62,10 @@ public struct RegionIndex: Sendable {
             if !alwaysTested.isEmpty { mergeAlwaysTested(point, &result) }
             return
         }
-        // The hits go to a small buffer on the stack first and then into `result` in one step: clearing
-        // an array and appending to it one element at a time costs a uniqueness check each, and clearing
-        // a non-empty one goes through the general `replaceSubrange`.
-        var buffer: HitBuffer.Storage = HitBuffer.empty
-        let count = withUnsafeMutableBytes(of: &buffer) { raw in
-            let hits = raw.baseAddress!.assumingMemoryBound(to: Int32.self)
-            return scan(x, y, point, hits, HitBuffer.capacity)
-        }
-        if count <= HitBuffer.capacity {
-            withUnsafeBytes(of: &buffer) { raw in
-                HitBuffer.store(raw.baseAddress!.assumingMemoryBound(to: Int32.self), count, into: &result)
-            }
-        } else {
-            // More hits than the buffer holds (many overlapping regions): scan again into one that fits.
-            let hits = [Int32](unsafeUninitializedCapacity: count) { hits, written in
-                written = scan(x, y, point, hits.baseAddress!, count)
-            }
-            HitBuffer.store(hits, into: &result)
+        if let (column, row) = grid.cell(x: x, y: y) {
+            scanCell(column: column, row: row, point, &result)
         }
         if !alwaysTested.isEmpty { mergeAlwaysTested(point, &result) }
-    }
-
-    /// Writes the regions whose grid entries hold the point (inside the grid's valid range) to `hits`,
-    /// ascending, up to `capacity` of them, and returns how many there are (possibly more than
-    /// `capacity`).
-    @inline(__always)
-    private func scan(_ x: Double, _ y: Double, _ point: Coordinate, _ hits: UnsafeMutablePointer<Int32>,
-                      _ capacity: Int) -> Int {
-        guard let (column, row) = grid.cell(x: x, y: y) else { return 0 }
-        return scanCell(column: column, row: row, point, hits, capacity)
     }
 
     /// Appends, ascending, the candidates that contain the point.
@@ -112,18 +86,15 @@ public struct RegionIndex: Sendable {
         }
     }
 
-    /// Evaluates the entries of one cell: writes the regions that hold the point to `hits` (up to
-    /// `capacity`) and returns how many there are.
-    private func scanCell(column: Int, row: Int, _ point: Coordinate, _ hits: UnsafeMutablePointer<Int32>,
-                          _ capacity: Int) -> Int {
+    /// Evaluates the entries of one cell.
+    private func scanCell(column: Int, row: Int, _ point: Coordinate, _ result: inout [Int32]) {
         let cell = row * grid.columns + column
         let first = Int(cellStart[cell]), end = Int(cellStart[cell + 1])
-        guard first < end else { return 0 }
+        guard first < end else { return }
         let qx = point.longitude, qy = point.latitude
         // The reference point of the entries that store none.
         let centerX = grid.centerX(column), centerY = grid.centerY(row)
-        return records.withUnsafeBufferPointer { records in
-            var count = 0
+        records.withUnsafeBufferPointer { records in
             var i = first
             var header = records[i]
             while true {
@@ -145,11 +116,8 @@ public struct RegionIndex: Sendable {
                     if i >= end { break }
                     header = records[i]
                 } while header.region == region
-                if hit || (needsExact && regions[Int(region)].contains(point)) {
-                    if count < capacity { hits[count] = region }
-                    count += 1
-                }
-                if i >= end { return count }
+                if hit || (needsExact && regions[Int(region)].contains(point)) { result.append(region) }
+                if i >= end { return }
             }
         }
     }
