@@ -3,8 +3,7 @@ import Testing
 import PerimeterTestSupport
 @testable import PerimeterIndex
 
-/// How a query hands its answer over (``HitBuffer``) and the query's fast path against its exact
-/// fallback, each against brute force.
+/// The query's answer array and its fast path against its exact fallback, each against brute force.
 @Suite struct RegionIndexResultTests {
     /// Whatever the array held before (any length, shared storage or not), it holds the answer after,
     /// and a copy of its old contents is left alone.
@@ -36,7 +35,7 @@ import PerimeterTestSupport
         #expect(copiesChanged == 0)
     }
 
-    /// More regions hold the point than the query's stack buffer has room for.
+    /// Dozens of regions hold the same points: long answers, and cells with many entries of one kind.
     @Test func manyOverlappingRegions() {
         var rng = SplitMix64(seed: 21)
         var regions: [Region] = []
@@ -65,7 +64,7 @@ import PerimeterTestSupport
             index.regions(containing: p, into: &result)
             most = max(most, result.count)
         }
-        #expect(most > HitBuffer.capacity)
+        #expect(most > 40)
         RegionIndexPropertyTests.expectAgreement(regions, index, points)
     }
 
