@@ -12,6 +12,18 @@ public enum Planar {
     /// - Complexity: O(1); allocation-free unless a coordinate's magnitude is outside 2⁻⁴⁰⁰…2⁴⁰⁰.
     @inlinable
     public static func orientation(_ a: Coordinate, _ b: Coordinate, _ c: Coordinate) -> Int {
+        let det = certainDeterminant(a, b, c)
+        if det > 0 { return 1 }
+        if det < 0 { return -1 }
+        return exactOrientation(a, b, c)
+    }
+
+    /// The floating-point determinant of the turn a → b → c when its sign is provably that of the exact
+    /// orientation, else 0: the filter of ``orientation(_:_:_:)`` without its exact fallback, for loops
+    /// that settle the rare undecided case (or NaN input, which also yields 0) elsewhere.
+    /// - Complexity: O(1), no calls.
+    @inlinable
+    public static func certainDeterminant(_ a: Coordinate, _ b: Coordinate, _ c: Coordinate) -> Double {
         let detLeft = (a.longitude - c.longitude) * (b.latitude - c.latitude)
         let detRight = (a.latitude - c.latitude) * (b.longitude - c.longitude)
         let det = detLeft - detRight
@@ -19,11 +31,7 @@ public enum Planar {
         // Shewchuk's bound (3 + 16ε)ε·detSum, plus a tiny absolute term covering products that
         // underflow; valid while nothing overflows (detSum finite and far below the maximum).
         let bound = 3.3306690738754716e-16 * detSum + 0x1p-1060
-        if detSum < 0x1p1000 {
-            if det > bound { return 1 }
-            if -det > bound { return -1 }
-        }
-        return exactOrientation(a, b, c)
+        return detSum < 0x1p1000 && Swift.abs(det) > bound ? det : 0
     }
 
     /// Whether `p` lies on the closed segment a–b (endpoints included), exactly.

@@ -1,0 +1,139 @@
+import PerimeterGeometry
+
+extension RegionIndex {
+    /// Whether the point is inside the polygon of the entry whose header is `header` and whose records
+    /// (reference point if not the cell's centre `centerX`, `centerY`, then chains of vertices) are
+    /// `records[start ..< end]`: the answer of ``exactParity(_:_:_:_:_:_:_:_:)``, computed without calls
+    /// and with one data-dependent branch per edge.
+    ///
+    /// Per edge, the box test (is the edge strictly beside the box of the segment c–q?) runs on both
+    /// coordinates at once and reuses each vertex's comparisons for the two edges that share it. An edge
+    /// it keeps (about one in five) has its ends' orientations against the line c–q read from one
+    /// determinant each, compared with the entry's static bound; an edge with both ends certainly on one
+    /// side is done. The rest (about one in six) have the orientations of c and q against the line a–b
+    /// read with `Planar.certainDeterminant`'s filter. When all four signs are certain the crossing rule
+    /// needs nothing else: q is not on the edge (that would make o(a, b, q) zero), and neither end is on
+    /// the line c–q.
+    /// When one is not, the entry goes to ``exactParity(_:_:_:_:_:_:_:_:)``, which decides everything
+    /// with the exact predicates: the answer never depends on a guess.
+    @inline(__always)
+    static func parity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
+                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double) -> Bool {
+        let flags = header.flags, bound = header.bound
+        var cx = centerX, cy = centerY
+        var first = start
+        if flags & CellEntry.shiftedReferenceFlag != 0 {
+            cx = records[start].x
+            cy = records[start].y
+            first += 1
+        }
+        var inside = flags & CellEntry.insideFlag != 0
+        let dqx = qx - cx, dqy = qy - cy
+        let lower = SIMD2(Swift.min(cx, qx), Swift.min(cy, qy))
+        let upper = SIMD2(Swift.max(cx, qx), Swift.max(cy, qy))
+        // Per vertex, the lanes (x, y) in which it lies below the box and above it. Written as "not at or
+        // above" and "not at or below" so that a chain break's NaN lies on every side: a pseudo-edge
+        // touching a break is then beside the box unless its other end lies in it (and the NaN check
+        // below drops it then).
+        var a = SIMD2(records[first].x, records[first].y)
+        var belowA = .!(a .>= lower), aboveA = .!(a .<= upper)
+        var k = first + 1
+        while k < end {
+            let b = SIMD2(records[k].x, records[k].y)
+            k += 1
+            let belowB = .!(b .>= lower), aboveB = .!(b .<= upper)
+            let beside = any((belowA .& belowB) .| (aboveA .& aboveB))
+            let ax = a.x, ay = a.y, bx = b.x, by = b.y
+            a = b
+            belowA = belowB
+            aboveA = aboveB
+            if beside { continue }
+            if ax.isNaN || bx.isNaN { continue }
+            let d1 = dqx * (ay - cy) - dqy * (ax - cx)
+            let d2 = dqx * (by - cy) - dqy * (bx - cx)
+            // Both strictly on one side of the line c–q: neither crossed nor touching q.
+            if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
+            let pa = Coordinate(latitude: ay, longitude: ax), pb = Coordinate(latitude: by, longitude: bx)
+            let d3 = Planar.certainDeterminant(pa, pb, Coordinate(latitude: cy, longitude: cx))
+            let d4 = Planar.certainDeterminant(pa, pb, Coordinate(latitude: qy, longitude: qx))
+            guard Swift.abs(d1) > bound, Swift.abs(d2) > bound, d3 != 0, d4 != 0 else {
+                return exactParity(header, records, start, end, qx, qy, centerX, centerY)
+            }
+            // Certain signs, a and b on opposite sides of the line c–q: the edge crosses the segment
+            // exactly when c and q lie on opposite sides of its line (a coin toss for the edges that get
+            // here, so combined without a branch).
+            inside = inside != ((d3 > 0) != (d4 > 0))
+        }
+        return inside
+    }
+
+    /// Whether the point is inside the polygon of the entry whose header is `header` and whose records
+    /// (reference point if not the cell's centre `centerX`, `centerY`, then chains of vertices) are
+    /// `records[start ..< end]`: on one of its edges, or an odd number of exact crossings away from the
+    /// reference point's parity.
+    ///
+    /// The crossing rule treats vertices on the line through the reference point and the query as
+    /// lying on its right (a consistent symbolic shift of that line), so every crossing is counted
+    /// once; see docs/fence-index.md. The orientation of each edge end against that line is first read
+    /// from one unfiltered determinant compared with the entry's static bound
+    /// (``IndexBuilder/orientationBound(side:reach:)``); only a determinant within the bound asks the
+    /// exact predicate, so every sign is exact.
+    ///
+    /// ``parity(_:_:_:_:_:_:_:_:)`` hands an entry here when a determinant it needs is too close to zero
+    /// for its sign to be certain (or the point lies on an edge).
+    @inline(never)
+    static func exactParity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
+                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double) -> Bool {
+        let flags = header.flags, bound = header.bound
+        var cx = centerX, cy = centerY
+        var first = start
+        if flags & CellEntry.shiftedReferenceFlag != 0 {
+            cx = records[start].x
+            cy = records[start].y
+            first += 1
+        }
+        var inside = flags & CellEntry.insideFlag != 0
+        let dqx = qx - cx, dqy = qy - cy
+        // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
+        // segment (nor its infinitesimally shifted copy) nor hold q: a few comparisons reject most
+        // edges of a cell before any orientation test.
+        let minX = Swift.min(cx, qx), maxX = Swift.max(cx, qx)
+        let minY = Swift.min(cy, qy), maxY = Swift.max(cy, qy)
+        // Every two consecutive records are an edge a→b, the vertex b the next edge's a.
+        var ax = records[first].x, ay = records[first].y
+        var k = first + 1
+        while k < end {
+            let bx = records[k].x, by = records[k].y
+            k += 1
+            defer { ax = bx; ay = by }
+            // Written as "some end on the box's side of each of its four lines", so that a NaN end
+            // (a pseudo-edge touching a chain break: every comparison with NaN is false) counts as
+            // beside the box: such an edge passes only when its other end lies in the box, and the
+            // check after drops it.
+            guard (ax >= minX || bx >= minX) && (ax <= maxX || bx <= maxX)
+                && (ay >= minY || by >= minY) && (ay <= maxY || by <= maxY) else { continue }
+            if ax.isNaN || bx.isNaN { continue }
+            let d1 = dqx * (ay - cy) - dqy * (ax - cx)
+            let d2 = dqx * (by - cy) - dqy * (bx - cx)
+            // Both strictly on one side of the line c–q: neither crossed nor touching q.
+            if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
+            let c = Coordinate(latitude: cy, longitude: cx)
+            let q = Coordinate(latitude: qy, longitude: qx)
+            let a = Coordinate(latitude: ay, longitude: ax)
+            let b = Coordinate(latitude: by, longitude: bx)
+            let o1 = d1 > bound ? 1 : d1 < -bound ? -1 : Planar.orientation(c, q, a)
+            let o2 = d2 > bound ? 1 : d2 < -bound ? -1 : Planar.orientation(c, q, b)
+            if (o1 > 0 && o2 > 0) || (o1 < 0 && o2 < 0) { continue }
+            let o4 = Planar.orientation(a, b, q)
+            if o4 == 0 && qx >= Swift.min(ax, bx) && qx <= Swift.max(ax, bx)
+                && qy >= Swift.min(ay, by) && qy <= Swift.max(ay, by) {
+                return true  // on the boundary
+            }
+            if (o1 > 0) != (o2 > 0) {
+                let o3 = Planar.orientation(a, b, c)
+                if (o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0) { inside.toggle() }
+            }
+        }
+        return inside
+    }
+}
