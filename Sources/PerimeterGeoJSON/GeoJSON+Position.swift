@@ -52,6 +52,13 @@ extension GeoJSON.Position: Hashable {
     }
 }
 
+// Printed as a struct of longitude, latitude and optional altitude, not with the stored sentinel.
+extension GeoJSON.Position: CustomReflectable {
+    public var customMirror: Mirror {
+        Mirror(self, children: ["longitude": longitude, "latitude": latitude, "altitude": altitude as Any], displayStyle: .struct)
+    }
+}
+
 extension GeoJSON.Position: Codable {
     /// Decodes `[longitude, latitude]` or `[longitude, latitude, altitude]`; numbers after the third are ignored.
     public init(from decoder: any Decoder) throws {

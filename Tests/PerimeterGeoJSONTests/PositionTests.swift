@@ -35,6 +35,11 @@ import Testing
         #expect(MemoryLayout<GeoJSON.Position>.stride == 24)
     }
 
+    @Test func itPrintsAsLongitudeLatitudeAndOptionalAltitude() {
+        #expect(String(describing: GeoJSON.Position(longitude: 1, latitude: 2)) == "Position(longitude: 1.0, latitude: 2.0, altitude: nil)")
+        #expect(String(describing: GeoJSON.Position(longitude: 1, latitude: 2, altitude: 3)) == "Position(longitude: 1.0, latitude: 2.0, altitude: Optional(3.0))")
+    }
+
     @Test func theAltitudeReadsBackAsGiven() {
         var random = SplitMix64(seed: 18)
         for _ in 0..<20_000 {
