@@ -178,7 +178,7 @@ extension GeoJSONParse {
             return nil
         }
         try s.checkDepth(depth + 1)
-        scratch.removeAll(keepingCapacity: true)
+        scratch.removeAll()
         var ok = true
         if s.open(UInt8(ascii: "["), close: UInt8(ascii: "]")) {
             var index = 0
@@ -200,13 +200,7 @@ extension GeoJSONParse {
             } while try s.separator(close: UInt8(ascii: "]"), in: "array")
         }
         guard ok else { return nil }
-        // Capacity 0 would write into the empty-array storage all threads share (see IndexBuilder).
-        guard !scratch.isEmpty else { return [] }
-        return scratch.withUnsafeBufferPointer { source in
-            [GeoJSON.Position](unsafeUninitializedCapacity: source.count) { target, initialized in
-                initialized = target.initialize(from: source).1
-            }
-        }
+        return scratch.array()
     }
 
     /// Reads `[longitude, latitude]` or `[longitude, latitude, altitude]`.
