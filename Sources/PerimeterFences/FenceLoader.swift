@@ -147,10 +147,12 @@ public struct FenceLoader: Sendable {
             context.error(at: context.path.appending(.key("geometry")), "feature has no geometry (null)")
             return nil
         }
-        let geometryPath = context.path.appending(.key("geometry"))
+        // Paths are made only for a problem to report: a few thousand instructions each, a tenth of
+        // making a typical fence.
+        let featurePath = context.path
         guard let shape = makeShape(geometry, radius: settings.radius, radiusIsDefault: settings.radiusIsDefault,
-                                    path: geometryPath, &context) else { return nil }
-        checkCoordinates(of: shape, path: geometryPath, &context)
+                                    path: featurePath.appending(.key("geometry")), &context) else { return nil }
+        checkCoordinates(of: shape, path: featurePath.appending(.key("geometry")), &context)
         guard !context.failed else { return nil }
         return Fence(id: id, region: Region(shape, buffer: settings.buffer ?? 0), name: settings.name,
                      dwellTime: settings.dwell, events: settings.events ?? .all, group: settings.group,
@@ -265,8 +267,9 @@ public struct FenceLoader: Sendable {
 
     // MARK: - Geometry
 
-    private func makeShape(_ geometry: GeoJSON.Geometry, radius: Double?, radiusIsDefault: Bool = false, path: JSONPath,
-                           _ context: inout Context) -> Region.Shape? {
+    private func makeShape(_ geometry: GeoJSON.Geometry, radius: Double?, radiusIsDefault: Bool = false,
+                           path lazyPath: @autoclosure () -> JSONPath, _ context: inout Context) -> Region.Shape? {
+        var path: JSONPath { lazyPath() }
         func needRadius(_ what: String) -> Double? {
             if let radius {
                 if radiusIsDefault {
@@ -281,13 +284,13 @@ public struct FenceLoader: Sendable {
         func coordinate(_ p: GeoJSON.Position) -> Coordinate {
             Coordinate(latitude: p.latitude, longitude: p.longitude)
         }
-        func polygon(_ rings: [[GeoJSON.Position]], path: JSONPath) -> Polygon? {
+        func polygon(_ rings: [[GeoJSON.Position]], path: () -> JSONPath) -> Polygon? {
             guard !rings.isEmpty else {
-                context.error(at: path, "polygon has no rings")
+                context.error(at: path(), "polygon has no rings")
                 return nil
             }
             for (r, ring) in rings.enumerated() {
-                let ringPath = path.appending(.index(r))
+                var ringPath: JSONPath { path().appending(.index(r)) }
                 guard ring.count >= 4 else {
                     context.error(at: ringPath, "ring has \(ring.count) positions; a closed ring needs at least 4")
                     return nil
@@ -326,11 +329,11 @@ public struct FenceLoader: Sendable {
             }
             return .corridor(lines: lines.coordinates.filter { !$0.isEmpty }.map { $0.map(coordinate) }, radius: r)
         case .polygon(let p):
-            return polygon(p.coordinates, path: path.appending(.key("coordinates"))).map { .polygons([$0]) }
+            return polygon(p.coordinates, path: { path.appending(.key("coordinates")) }).map { .polygons([$0]) }
         case .multiPolygon(let mp):
             var polygons: [Polygon] = []
             for (i, rings) in mp.coordinates.enumerated() {
-                guard let p = polygon(rings, path: path.appending(.key("coordinates")).appending(.index(i))) else { return nil }
+                guard let p = polygon(rings, path: { path.appending(.key("coordinates")).appending(.index(i)) }) else { return nil }
                 polygons.append(p)
             }
             guard !polygons.isEmpty else {
@@ -361,11 +364,11 @@ public struct FenceLoader: Sendable {
     }
 
     /// Errors for positions that are not on Earth; warnings for self-intersecting rings.
-    private func checkCoordinates(of shape: Region.Shape, path: JSONPath, _ context: inout Context) {
+    private func checkCoordinates(of shape: Region.Shape, path lazyPath: @autoclosure () -> JSONPath, _ context: inout Context) {
         func valid(_ c: Coordinate) -> Bool {
             c.latitude.isFinite && c.longitude.isFinite && abs(c.latitude) <= 90 && abs(c.longitude) <= 540
         }
-        let coordinatesPath = path.appending(.key("coordinates"))
+        var coordinatesPath: JSONPath { lazyPath().appending(.key("coordinates")) }
         switch shape {
         case .circle(let center, _):
             if !valid(center) { context.error(at: coordinatesPath, "position \(center) is not on Earth") }

@@ -61,24 +61,30 @@ extension GeoJSON {
     /// error beyond; latitudes beyond ±90 and non-finite numbers are errors.
     enum Validation {
         /// Appends the issues of `geometry` to `issues`.
+        /// - Parameter positionsInRange: the caller knows that every position has longitude and latitude
+        ///   within ±180 and ±90 and no altitude (the reader checks that as it reads), so that positions
+        ///   cannot have issues and only the sizes and closure of lines and rings are checked.
         /// - Complexity: O(number of positions); allocates only when there is an issue.
-        static func check(_ geometry: Geometry, into issues: inout [Issue]) {
+        static func check(_ geometry: Geometry, into issues: inout [Issue], positionsInRange: Bool = false) {
             let c: JSONPath.Component = .key("coordinates")
+            let each = !positionsInRange
             switch geometry {
             case .point(let g):
-                check(g.coordinates, [c], into: &issues)
+                if each { check(g.coordinates, [c], into: &issues) }
             case .multiPoint(let g):
-                for (i, p) in g.coordinates.enumerated() { check(p, [c, .index(i)], into: &issues) }
+                if each { for (i, p) in g.coordinates.enumerated() { check(p, [c, .index(i)], into: &issues) } }
             case .lineString(let g):
-                checkLine(g.coordinates, [c], allowEmpty: true, into: &issues)
+                checkLine(g.coordinates, [c], allowEmpty: true, positions: each, into: &issues)
             case .multiLineString(let g):
                 for (i, line) in g.coordinates.enumerated() {
-                    checkLine(line, [c, .index(i)], allowEmpty: false, into: &issues)
+                    checkLine(line, [c, .index(i)], allowEmpty: false, positions: each, into: &issues)
                 }
             case .polygon(let g):
-                checkRings(g.coordinates, [c], into: &issues)
+                checkRings(g.coordinates, [c], positions: each, into: &issues)
             case .multiPolygon(let g):
-                for (i, rings) in g.coordinates.enumerated() { checkRings(rings, [c, .index(i)], into: &issues) }
+                for (i, rings) in g.coordinates.enumerated() {
+                    checkRings(rings, [c, .index(i)], positions: each, into: &issues)
+                }
             case .geometryCollection(let g):
                 for (i, member) in g.geometries.enumerated() {
                     var inner: [Issue] = []
@@ -121,22 +127,23 @@ extension GeoJSON {
             }
         }
 
-        static func checkLine(_ line: [Position], _ path: [JSONPath.Component], allowEmpty: Bool,
+        static func checkLine(_ line: [Position], _ path: [JSONPath.Component], allowEmpty: Bool, positions: Bool = true,
                               into issues: inout [Issue]) {
             if line.count < 2, !(allowEmpty && line.isEmpty) {
                 issues.append(Issue(kind: .lineTooShort(count: line.count), path: path))
             }
-            for (i, p) in line.enumerated() { check(p, path + [.index(i)], into: &issues) }
+            if positions { for (i, p) in line.enumerated() { check(p, path + [.index(i)], into: &issues) } }
         }
 
-        static func checkRings(_ rings: [[Position]], _ path: [JSONPath.Component], into issues: inout [Issue]) {
+        static func checkRings(_ rings: [[Position]], _ path: [JSONPath.Component], positions: Bool = true,
+                               into issues: inout [Issue]) {
             for (r, ring) in rings.enumerated() {
                 if ring.count < 4 {
                     issues.append(Issue(kind: .ringTooShort(count: ring.count), path: path + [.index(r)]))
                 } else if ring.first != ring.last {
                     issues.append(Issue(kind: .ringNotClosed, path: path + [.index(r), .index(ring.count - 1)]))
                 }
-                for (i, p) in ring.enumerated() { check(p, path + [.index(r), .index(i)], into: &issues) }
+                if positions { for (i, p) in ring.enumerated() { check(p, path + [.index(r), .index(i)], into: &issues) } }
             }
         }
     }

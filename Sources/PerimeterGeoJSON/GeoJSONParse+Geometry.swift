@@ -49,6 +49,7 @@ extension GeoJSONParse {
         var members: [GeoJSON.Geometry]?
         var bbox: GeoJSON.BoundingBox?
         var ok = true
+        positionsInRange = true
         try forEachMember { (p: inout GeoJSONParse, member) throws(JSONScanner.Failure) in
             switch member {
             case .coordinates where kind != .geometryCollection:
@@ -81,7 +82,7 @@ extension GeoJSONParse {
         }
         geometry.setBoundingBox(bbox)
         var issues: [GeoJSON.Issue] = []
-        GeoJSON.Validation.check(geometry, into: &issues)
+        GeoJSON.Validation.check(geometry, into: &issues, positionsInRange: positionsInRange && kind != .geometryCollection)
         for issue in issues {
             report(issue.kind.severity, issue.kind.message, at: locate(issue.path, from: objectStart), extra: issue.path)
             if issue.kind.severity == .error { ok = false }
@@ -116,7 +117,9 @@ extension GeoJSONParse {
     private mutating func readCoordinates(_ kind: Kind, depth: Int) throws(JSONScanner.Failure) -> GeoJSON.Geometry? {
         let root = Indices()
         switch kind {
-        case .point: return try readPosition(root, depth: depth).map { .point(GeoJSON.Point($0)) }
+        case .point:
+            positionsInRange = false
+            return try readPosition(root, depth: depth).map { .point(GeoJSON.Point($0)) }
         case .multiPoint: return try readPositions(root, depth: depth).map { .multiPoint(GeoJSON.MultiPoint($0)) }
         case .lineString: return try readPositions(root, depth: depth).map { .lineString(GeoJSON.LineString($0)) }
         case .multiLineString:
@@ -175,7 +178,7 @@ extension GeoJSONParse {
             return nil
         }
         try s.checkDepth(depth + 1)
-        scratch.removeAll(keepingCapacity: true)
+        scratch.removeAll()
         var ok = true
         if s.open(UInt8(ascii: "["), close: UInt8(ascii: "]")) {
             var index = 0
@@ -183,7 +186,12 @@ extension GeoJSONParse {
                 if !ok {
                     // After the first bad position, the rest of the array is skipped: one report per array.
                     try s.skipValue(depth: depth + 1)
+                } else if s.peek() == UInt8(ascii: "["), let (longitude, latitude) = s.readShortDecimalPair() {
+                    // The common position, straight through; any other is read (and reported) below.
+                    if !(abs(longitude) <= 180 && abs(latitude) <= 90) { positionsInRange = false }
+                    scratch.append(GeoJSON.Position(longitude: longitude, latitude: latitude))
                 } else if let position = try readPosition(at.adding(index), depth: depth + 1) {
+                    positionsInRange = false
                     scratch.append(position)
                 } else {
                     ok = false
@@ -192,13 +200,7 @@ extension GeoJSONParse {
             } while try s.separator(close: UInt8(ascii: "]"), in: "array")
         }
         guard ok else { return nil }
-        // Capacity 0 would write into the empty-array storage all threads share (see IndexBuilder).
-        guard !scratch.isEmpty else { return [] }
-        return scratch.withUnsafeBufferPointer { source in
-            [GeoJSON.Position](unsafeUninitializedCapacity: source.count) { target, initialized in
-                initialized = target.initialize(from: source).1
-            }
-        }
+        return scratch.array()
     }
 
     /// Reads `[longitude, latitude]` or `[longitude, latitude, altitude]`.

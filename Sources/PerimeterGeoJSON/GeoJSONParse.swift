@@ -34,7 +34,10 @@ struct GeoJSONParse {
     /// Where in the input each kept feature's object is, `{` to `}`.
     var keptFeatureRanges: [Range<Int>] = []
     /// Scratch for the positions of the innermost coordinate array being read.
-    var scratch: [GeoJSON.Position] = []
+    let scratch = PositionBuffer()
+    /// Whether every position of the geometry being read is two numbers within ±180 and ±90, so that
+    /// its validation need not look at each position again (the common case, checked as it is read).
+    var positionsInRange = true
 
     init(base: UnsafePointer<UInt8>, count: Int, options: GeoJSONReader.Options) {
         s = JSONScanner(base: base, count: count, maxDepth: max(1, options.maxDepth))

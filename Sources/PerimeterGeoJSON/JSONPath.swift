@@ -18,7 +18,9 @@ public struct JSONPath: Hashable, Sendable, CustomStringConvertible {
 
     /// The path one step further.
     public func appending(_ component: Component) -> JSONPath {
-        JSONPath(components + [component])
+        var path = self
+        path.components.append(component)
+        return path
     }
 
     /// The path followed by `other`'s steps.

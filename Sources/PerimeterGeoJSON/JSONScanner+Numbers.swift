@@ -140,9 +140,76 @@ extension JSONScanner {
 
     /// Reads a number as a `Double` (integers beyond 2^53 are rounded).
     @inline(__always) mutating func readDouble() throws(Failure) -> Double {
+        if let value = readShortDecimal() { return value }
         switch try readNumber() {
         case .integer(let value): return Double(value)
         case .double(let value): return value
         }
+    }
+
+    /// `[a, b]` at `index` (which must be `[`), whitespace allowed, when both numbers have the form
+    /// ``readShortDecimal()`` reads: the two values; `nil`, with nothing consumed, for anything else.
+    @inline(__always) mutating func readShortDecimalPair() -> (Double, Double)? {
+        let start = index
+        index += 1
+        skipWhitespace()
+        if let a = readShortDecimal() {
+            skipWhitespace()
+            if current == UInt8(ascii: ",") {
+                index += 1
+                skipWhitespace()
+                if let b = readShortDecimal() {
+                    skipWhitespace()
+                    if current == UInt8(ascii: "]") {
+                        index += 1
+                        return (a, b)
+                    }
+                }
+            }
+        }
+        index = start
+        return nil
+    }
+
+    /// The number at `index` when it has the common form, read in one pass: an optional minus, digits
+    /// (no leading zero), optionally `.` and digits, no exponent, 19 digits at most in all and a
+    /// significand below 2^53 (coordinates as GeoJSON files write them). `nil`, with nothing consumed, for
+    /// anything else, which ``readNumber()`` then reads (or reports).
+    ///
+    /// The value is bit for bit ``readDouble()``'s through ``readNumber()``: with 19 digits at most none is
+    /// dropped and the significand is the same, so it takes the same exact fast path (one correctly rounded
+    /// division by a power of ten, or an integer converted exactly). It only skips the bookkeeping that
+    /// longer numbers need, about half the instructions of reading a coordinate.
+    @inline(__always) mutating func readShortDecimal() -> Double? {
+        var i = index
+        let negative = i < count && base[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        let integerStart = i
+        // Wrapping: a significand of more than 19 digits may wrap, and is then refused below.
+        var significand: UInt64 = 0
+        while i < count, case let d = base[i] &- UInt8(ascii: "0"), d < 10 {
+            significand = significand &* 10 &+ UInt64(d)
+            i += 1
+        }
+        let integerDigits = i - integerStart
+        guard integerDigits == 1 || (integerDigits > 1 && base[integerStart] != UInt8(ascii: "0")) else { return nil }
+        var fractionDigits = 0
+        if i < count && base[i] == UInt8(ascii: ".") {
+            i += 1
+            let fractionStart = i
+            while i < count, case let d = base[i] &- UInt8(ascii: "0"), d < 10 {
+                significand = significand &* 10 &+ UInt64(d)
+                i += 1
+            }
+            fractionDigits = i - fractionStart
+            guard fractionDigits > 0 else { return nil }
+        }
+        // `| 0x20` folds `E` onto `e` (and nothing else onto it).
+        guard integerDigits + fractionDigits <= 19, significand < 1 << 53,
+              i == count || base[i] | 0x20 != UInt8(ascii: "e") else { return nil }
+        index = i
+        if fractionDigits == 0 { return Double(negative ? -Int64(significand) : Int64(significand)) }
+        let value = Double(significand) / Self.powersOfTen[fractionDigits]
+        return negative ? -value : value
     }
 }

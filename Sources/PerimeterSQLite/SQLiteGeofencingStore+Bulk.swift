@@ -9,7 +9,7 @@ extension SQLiteGeofencingStore {
     /// The bytes of fence text that `changes` writes.
     static func fenceTextBytes(_ changes: StoreChanges) -> Int {
         var total = 0
-        for case .upsert(let fence) in changes.fences { total += fence.feature.utf8.count }
+        for case .upsert(let fence) in changes.fences { total += fence.featureByteCount }
         return total
     }
 

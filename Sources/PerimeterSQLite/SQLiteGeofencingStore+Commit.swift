@@ -49,7 +49,7 @@ extension SQLiteGeofencingStore {
                 s.bind(fence.expiresAt, at: 7)
                 s.bind(fence.additionSequence, at: 8)
                 // Kilobytes (an import: tens of megabytes in all): bound where it is, not copied first.
-                try s.execute(bindingText: fence.feature, at: 3)
+                try fence.withFeatureUTF8 { (text) throws(DatabaseError) in try s.execute(bindingText: text, at: 3) }
             case .remove(let id):
                 let fence = try db.statement("DELETE FROM fence WHERE id = ?")
                 fence.bind(id.rawValue, at: 1)

@@ -39,7 +39,7 @@ extension PerimeterAPI {
             }
         }
         do throws(GeofencingError) {
-            try service.addFeatures(features, texts: texts)
+            try service.addFeatures(features, utf8Texts: texts)
         } catch {
             throw error.problem
         }
@@ -147,14 +147,12 @@ extension PerimeterAPI {
     }
 
     /// Reads a FeatureCollection with full validation (``readFeatures(_:expectCollection:)``); also the
-    /// JSON text of each feature as it is in `body`, which the store keeps instead of writing it anew.
-    static func readFeatureCollection(_ body: [UInt8]) throws(Problem) -> (features: [GeoJSON.Feature], texts: [String]) {
+    /// JSON text of each feature as it is in `body`, which the store keeps instead of writing it anew:
+    /// slices of `body`, not copies (the reader has checked that they are UTF-8).
+    static func readFeatureCollection(_ body: [UInt8]) throws(Problem) -> (features: [GeoJSON.Feature], texts: [ArraySlice<UInt8>]) {
         let result = GeoJSONReader().read(body)
         let features = try readFeatures(result, body, expectCollection: true)
-        let texts = body.withUnsafeBufferPointer { bytes in
-            result.featureByteRanges.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
-        }
-        return (features, texts)
+        return (features, result.featureByteRanges.map { body[$0] })
     }
 
     private static func readFeatures(_ result: GeoJSONReadResult, _ body: [UInt8], expectCollection: Bool) throws(Problem) -> [GeoJSON.Feature] {

@@ -28,13 +28,28 @@ extension GeofencingService {
     ///
     /// - Throws: as ``addFeatures(_:)``; ``GeofencingError/Code/invalidArgument`` when the counts differ.
     public func addFeatures(_ features: [GeoJSON.Feature], texts: [String]) throws(GeofencingError) {
+        try addFeatures(features, texts: texts.map(FeatureText.string))
+    }
+
+    /// ``addFeatures(_:texts:)`` with each text as UTF-8 bytes: `utf8Texts[i]` is the slice of the buffer
+    /// `features[i]` was read from (`body[range]` for each of ``GeoJSONReadResult/featureByteRanges``), kept
+    /// without a copy until it is stored. What the store keeps is the same as with `String` texts; a
+    /// slice keeps its whole buffer alive as long as the store keeps it in memory
+    /// (``StoredFence/init(id:position:featureUTF8:group:name:dwellTime:expiresAt:additionSequence:)``).
+    ///
+    /// - Throws: as ``addFeatures(_:texts:)``.
+    public func addFeatures(_ features: [GeoJSON.Feature], utf8Texts: [ArraySlice<UInt8>]) throws(GeofencingError) {
+        try addFeatures(features, texts: utf8Texts.map(FeatureText.utf8))
+    }
+
+    private func addFeatures(_ features: [GeoJSON.Feature], texts: [FeatureText]) throws(GeofencingError) {
         guard texts.count == features.count else {
             throw GeofencingError(.invalidArgument, "\(texts.count) texts were given for \(features.count) features; give one text per feature, the one it was read from")
         }
         try relayAndApply(features, texts: texts)
     }
 
-    private func relayAndApply(_ features: [GeoJSON.Feature], texts: [String]?) throws(GeofencingError) {
+    private func relayAndApply(_ features: [GeoJSON.Feature], texts: [FeatureText]?) throws(GeofencingError) {
         if let relay {
             try checkFeatures(features)
             if try relay.relayFences(upserted: features, removed: []) { return }
@@ -44,7 +59,7 @@ extension GeofencingService {
 
     /// Adds or replaces `features` in this service only (``addFeatures(_:)`` without the relay); `texts`,
     /// when given, are what the store keeps (``addFeatures(_:texts:)``).
-    func applyFeatures(_ features: [GeoJSON.Feature], texts: [String]? = nil) throws(GeofencingError) {
+    func applyFeatures(_ features: [GeoJSON.Feature], texts: [FeatureText]? = nil) throws(GeofencingError) {
         let ticket = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> UInt64? in
             let options = try c.configured()
             var fences: [Fence] = []
@@ -64,11 +79,12 @@ extension GeofencingService {
                 c.positions[fence.id] = position
                 c.features[fence.id] = feature
                 c.engine.upsert(fence)
-                c.pending.fences.append(.upsert(StoredFence(
-                    id: fence.id, position: position, feature: texts?[k] ?? JSONWriter().string(.feature(feature)),
-                    group: fence.group, name: fence.name, dwellTime: fence.dwellTime,
-                    expiresAt: fence.expiresAt?.timeIntervalSince1970,
-                    additionSequence: c.engine.additionSequence(of: fence.id))))
+                var stored = StoredFence(
+                    id: fence.id, position: position, feature: "", group: fence.group, name: fence.name,
+                    dwellTime: fence.dwellTime, expiresAt: fence.expiresAt?.timeIntervalSince1970,
+                    additionSequence: c.engine.additionSequence(of: fence.id))
+                stored.featureText = texts?[k] ?? .string(JSONWriter().string(.feature(feature)))
+                c.pending.fences.append(.upsert(stored))
             }
             c.engine.prepareIndex()  // pay for the index here, not on the next update
             return c.commitTicket(force: true)

@@ -26,7 +26,15 @@ public struct StoredFence: Hashable, Sendable {
     /// Order of first addition; fences are loaded in this order.
     public var position: Int64
     /// The GeoJSON Feature as given, serialised (the source of truth on reload).
-    public var feature: String
+    ///
+    /// Made from the stored bytes when the fence was created with ``init(id:position:featureUTF8:group:name:dwellTime:expiresAt:additionSequence:)``;
+    /// a store writes it without that copy through ``withFeatureUTF8(_:)``.
+    public var feature: String {
+        get { featureText.string }
+        set { featureText = .string(newValue) }
+    }
+    /// The text itself, as given.
+    var featureText: FeatureText
     /// Derived: the fence's group.
     public var group: String?
     /// Derived: the fence's name.
@@ -45,7 +53,7 @@ public struct StoredFence: Hashable, Sendable {
                 dwellTime: Double? = nil, expiresAt: Double? = nil, additionSequence: Int64? = nil) {
         self.id = id
         self.position = position
-        self.feature = feature
+        self.featureText = .string(feature)
         self.group = group
         self.name = name
         self.dwellTime = dwellTime

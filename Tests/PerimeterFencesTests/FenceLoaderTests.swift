@@ -186,6 +186,32 @@ struct FenceLoaderTests {
         #expect(result.problems.isEmpty)
     }
 
+    /// Geometry the reader would refuse, given as a model, so that the loader's own checks report it:
+    /// each problem at the path of the polygon or ring it is about.
+    @Test("ring and coordinate problems are reported at their JSON paths", arguments: [
+        ("polygon with no rings", GeoJSON.Geometry.polygon(GeoJSON.Polygon([])), "$.features[1].geometry.coordinates", "polygon has no rings"),
+        ("short hole", .polygon(GeoJSON.Polygon([ring, Array(ring.prefix(3))])), "$.features[1].geometry.coordinates[1]", "ring has 3 positions"),
+        ("open ring in the second polygon", .multiPolygon(GeoJSON.MultiPolygon([[ring], [ring, Array(ring.dropLast())]])),
+         "$.features[1].geometry.coordinates[1][1]", "not closed"),
+        ("open ring", .polygon(GeoJSON.Polygon([ring + [P(longitude: 0, latitude: 0.5)]])), "$.features[1].geometry.coordinates[0]", "not closed"),
+        ("not on Earth", .polygon(GeoJSON.Polygon([[P(longitude: 0, latitude: 0), P(longitude: 1, latitude: 95), P(longitude: 1, latitude: 1), P(longitude: 0, latitude: 0)]])),
+         "$.features[1].geometry.coordinates", "is not on Earth"),
+    ])
+    func ringProblemPaths(what: String, geometry: GeoJSON.Geometry, path: String, message: String) throws {
+        let features = [GeoJSON.Feature(id: .string("fine"), geometry: .polygon(GeoJSON.Polygon([Self.ring]))),
+                        GeoJSON.Feature(id: .string("bad"), geometry: geometry)]
+        let result = FenceLoader().load(.featureCollection(GeoJSON.FeatureCollection(features)))
+        #expect(result.fences.map(\.id) == ["fine"], "\(what)")
+        let problem = try #require(result.problems.first, "\(what)")
+        #expect(result.problems.count == 1 && problem.severity == .error, "\(what): \(result.problems)")
+        #expect(problem.path.description == path, "\(what)")
+        #expect(problem.message.contains(message), "\(what): \(problem.message)")
+    }
+
+    typealias P = GeoJSON.Position
+    static let ring = [P(longitude: 0, latitude: 0), P(longitude: 1, latitude: 0), P(longitude: 1, latitude: 1),
+                       P(longitude: 0, latitude: 1), P(longitude: 0, latitude: 0)]
+
     @Test("after the reader leaves out a bad feature, problems still name features by their input position")
     func inputPositions() throws {
         let text = #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"bad","properties":{},"geometry":{"type":"Point","coordinates":[0,"x"]}},{"type":"Feature","id":"bow","properties":{},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,1],[1,0],[0,1],[0,0]]]}}]}"#

@@ -175,3 +175,46 @@ struct StoreOptionStateConformanceTests {
         #expect(try harness.open().load().devices == [cleared])
     }
 }
+
+/// A fence's feature text given as UTF-8 bytes (a slice of an import's request body) instead of a `String`.
+@Suite("Store conformance: feature texts given as bytes")
+struct StoredFenceBytesTests {
+    /// A body holding several texts, the one wanted in the middle: slices do not start at index 0.
+    static let text = #"{"type":"Feature","id":"é😀","properties":{"q":"\"x\"\n"},"geometry":null}"#
+    static let body = Array(("[" + #"{"type":"Feature","id":"first"}"# + "," + text + ",{}]").utf8)
+    static var slice: ArraySlice<UInt8> {
+        let start = 1 + #"{"type":"Feature","id":"first"}"#.utf8.count + 1
+        return body[start..<(start + text.utf8.count)]
+    }
+
+    @Test func bytesAndStringAreTheSameFence() {
+        let bytes = StoredFence(id: "é😀", position: 3, featureUTF8: Self.slice, group: "g", name: "n", dwellTime: 5,
+                                expiresAt: 7, additionSequence: 9)
+        let string = StoredFence(id: "é😀", position: 3, feature: Self.text, group: "g", name: "n", dwellTime: 5,
+                                 expiresAt: 7, additionSequence: 9)
+        #expect(bytes.feature == Self.text)
+        #expect(bytes == string)
+        #expect(bytes.hashValue == string.hashValue)
+        #expect(Set([bytes, string]).count == 1)
+        #expect(bytes.featureByteCount == Self.text.utf8.count && string.featureByteCount == Self.text.utf8.count)
+        #expect(bytes.withFeatureUTF8 { Array($0) } == Array(Self.text.utf8))
+        #expect(string.withFeatureUTF8 { Array($0) } == Array(Self.text.utf8))
+        var changed = bytes
+        changed.feature = "other"
+        #expect(changed.feature == "other" && changed != string && changed.featureByteCount == 5)
+        #expect(StoredFence(id: "e", position: 1, featureUTF8: []).feature == "")
+    }
+
+    @Test("a fence given as bytes is stored and loaded as its text", arguments: StoreKind.allCases)
+    func storedAsText(kind: StoreKind) throws {
+        let harness = StoreHarness(kind)
+        var changes = StoreChanges()
+        changes.fences = [.upsert(StoredFence(id: "é😀", position: 1, featureUTF8: Self.slice, name: "n")),
+                          .upsert(StoredFence(id: "empty", position: 2, featureUTF8: Self.body[0..<0]))]
+        try harness.open().commit(changes)
+        let loaded = try harness.open().load().fences
+        #expect(loaded == [StoredFence(id: "é😀", position: 1, feature: Self.text, name: "n"),
+                           StoredFence(id: "empty", position: 2, feature: "")])
+        #expect(loaded.first?.withFeatureUTF8 { Array($0) } == Array(Self.text.utf8))
+    }
+}
