@@ -33,9 +33,8 @@ extension GeofencingService {
 
     /// ``addFeatures(_:texts:)`` with each text as UTF-8 bytes: `utf8Texts[i]` is the slice of the buffer
     /// `features[i]` was read from (`body[range]` for each of ``GeoJSONReadResult/featureByteRanges``), kept
-    /// without a copy until it is stored. What the store keeps is the same as with `String` texts; a
-    /// slice keeps its whole buffer alive as long as the store keeps it in memory
-    /// (``StoredFence/init(id:position:featureUTF8:group:name:dwellTime:expiresAt:additionSequence:)``).
+    /// without a copy until it is stored. What the store keeps is the same as with `String` texts, and
+    /// not the buffer (``StoredFence/init(id:position:featureUTF8:group:name:dwellTime:expiresAt:additionSequence:)``).
     ///
     /// - Throws: as ``addFeatures(_:texts:)``.
     public func addFeatures(_ features: [GeoJSON.Feature], utf8Texts: [ArraySlice<UInt8>]) throws(GeofencingError) {

@@ -54,6 +54,9 @@ public final class InMemoryGeofencingStore: GeofencingStore {
                 switch change {
                 case .upsert(var fence):
                     if let old = c.fences[fence.id] { fence.position = old.position }
+                    // A text given as a slice of an import's body is copied out: kept as a slice, it would
+                    // keep the whole body (tens of megabytes) alive for as long as any one of its fences.
+                    if case .utf8 = fence.featureText { fence.featureText = .string(fence.featureText.string) }
                     c.fences[fence.id] = fence
                 case .remove(let id):
                     c.fences[id] = nil

@@ -58,8 +58,8 @@ extension StoredFence {
     /// slice of the buffer the feature was read from (``GeoJSONReadResult/featureByteRanges`` says where
     /// each feature of a FeatureCollection is).
     ///
-    /// The slice keeps its whole buffer alive as long as the fence does: a store that keeps fences in
-    /// memory (``InMemoryGeofencingStore``) keeps an imported body for as long as any fence from it.
+    /// The slice keeps its whole buffer alive as long as the fence does; the stores do not keep it (the
+    /// SQLite store writes the bytes, ``InMemoryGeofencingStore`` copies them into a `String`).
     public init(id: FenceID, position: Int64, featureUTF8: ArraySlice<UInt8>, group: String? = nil, name: String? = nil,
                 dwellTime: Double? = nil, expiresAt: Double? = nil, additionSequence: Int64? = nil) {
         self.init(id: id, position: position, feature: "", group: group, name: name, dwellTime: dwellTime,
