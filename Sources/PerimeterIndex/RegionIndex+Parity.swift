@@ -19,15 +19,8 @@ extension RegionIndex {
     @inline(__always)
     static func parity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
                        _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double) -> Bool {
-        let flags = header.flags, bound = header.bound
-        var cx = centerX, cy = centerY
-        var first = start
-        if flags & CellEntry.shiftedReferenceFlag != 0 {
-            cx = records[start].x
-            cy = records[start].y
-            first += 1
-        }
-        var inside = flags & CellEntry.insideFlag != 0
+        let bound = header.bound
+        var (cx, cy, first, inside) = reference(header, records, start, centerX, centerY)
         let dqx = qx - cx, dqy = qy - cy
         let lower = SIMD2(Swift.min(cx, qx), Swift.min(cy, qy))
         let upper = SIMD2(Swift.max(cx, qx), Swift.max(cy, qy))
@@ -84,15 +77,8 @@ extension RegionIndex {
     @inline(never)
     static func exactParity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
                        _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double) -> Bool {
-        let flags = header.flags, bound = header.bound
-        var cx = centerX, cy = centerY
-        var first = start
-        if flags & CellEntry.shiftedReferenceFlag != 0 {
-            cx = records[start].x
-            cy = records[start].y
-            first += 1
-        }
-        var inside = flags & CellEntry.insideFlag != 0
+        let bound = header.bound
+        var (cx, cy, first, inside) = reference(header, records, start, centerX, centerY)
         let dqx = qx - cx, dqy = qy - cy
         // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
         // segment (nor its infinitesimally shifted copy) nor hold q: a few comparisons reject most
@@ -135,5 +121,15 @@ extension RegionIndex {
             }
         }
         return inside
+    }
+
+    /// The entry's reference point c (its stored one when flagged, else the cell's centre), the index of
+    /// its first vertex record, and c's parity: where both parity loops start.
+    @inline(__always)
+    static func reference(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int,
+                          _ centerX: Double, _ centerY: Double) -> (x: Double, y: Double, first: Int, inside: Bool) {
+        let inside = header.flags & CellEntry.insideFlag != 0
+        guard header.flags & CellEntry.shiftedReferenceFlag != 0 else { return (centerX, centerY, start, inside) }
+        return (records[start].x, records[start].y, start + 1, inside)
     }
 }
