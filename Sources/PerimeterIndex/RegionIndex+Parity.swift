@@ -128,8 +128,16 @@ extension RegionIndex {
     @inline(__always)
     static func reference(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int,
                           _ centerX: Double, _ centerY: Double) -> (x: Double, y: Double, first: Int, inside: Bool) {
-        let inside = header.flags & CellEntry.insideFlag != 0
-        guard header.flags & CellEntry.shiftedReferenceFlag != 0 else { return (centerX, centerY, start, inside) }
-        return (records[start].x, records[start].y, start + 1, inside)
+        // Written as the loops had it inline (assignments under one condition, not two returns): the
+        // returns made the compiler branch differently, +0.8 % instructions a query.
+        let flags = header.flags
+        var reference = (x: centerX, y: centerY, first: start, inside: false)
+        if flags & CellEntry.shiftedReferenceFlag != 0 {
+            reference.x = records[start].x
+            reference.y = records[start].y
+            reference.first += 1
+        }
+        reference.inside = flags & CellEntry.insideFlag != 0
+        return reference
     }
 }
