@@ -36,31 +36,19 @@ extension Statement {
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
     }
 
-    /// Binds `text` as TEXT at `index`, runs the statement to completion and unbinds it again: for large
-    /// texts (fence features), which are bound without a copy, so they must not outlive this call.
-    public func execute(bindingText text: String, at index: Int32) throws(DatabaseError) {
-        var text = text
-        let code = text.withUTF8 { bytes in stepBindingText(bytes, at: index) }
-        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
-    }
-
-    /// ``execute(bindingText:at:)`` for text given as UTF-8 bytes (which must be valid UTF-8; SQLite
-    /// does not check), bound without a copy.
+    /// Binds `utf8` (which must be valid UTF-8; SQLite does not check) as TEXT at `index`, runs the
+    /// statement to completion and unbinds it again: for large texts (fence features), which are bound
+    /// without a copy, so they must not outlive this call.
     public func execute(bindingText utf8: UnsafeBufferPointer<UInt8>, at index: Int32) throws(DatabaseError) {
-        let code = stepBindingText(utf8, at: index)
-        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
-    }
-
-    /// Binds `bytes` as TEXT at `index` without a copy, then ``stepThenUnbind(_:)``.
-    private func stepBindingText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
-        bytes.withMemoryRebound(to: CChar.self) { chars in
+        utf8.withMemoryRebound(to: CChar.self) { chars in
             if let base = chars.baseAddress {
                 _ = sqlite3_bind_text(handle, index, base, Int32(chars.count), nil)
             } else {
                 _ = perimeter_sqlite3_bind_text_transient(handle, index, "", 0)
             }
         }
-        return stepThenUnbind(index)
+        let code = stepThenUnbind(index)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
     }
 
     /// Steps the statement to its end, resets it and binds NULL at `index`, returning the step's result
