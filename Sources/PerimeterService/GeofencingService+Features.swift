@@ -78,12 +78,11 @@ extension GeofencingService {
                 c.positions[fence.id] = position
                 c.features[fence.id] = feature
                 c.engine.upsert(fence)
-                var stored = StoredFence(
-                    id: fence.id, position: position, feature: "", group: fence.group, name: fence.name,
-                    dwellTime: fence.dwellTime, expiresAt: fence.expiresAt?.timeIntervalSince1970,
-                    additionSequence: c.engine.additionSequence(of: fence.id))
-                stored.featureText = texts?[k] ?? .string(JSONWriter().string(.feature(feature)))
-                c.pending.fences.append(.upsert(stored))
+                c.pending.fences.append(.upsert(StoredFence(
+                    id: fence.id, position: position, featureText: texts?[k] ?? .string(JSONWriter().string(.feature(feature))),
+                    group: fence.group, name: fence.name, dwellTime: fence.dwellTime,
+                    expiresAt: fence.expiresAt?.timeIntervalSince1970,
+                    additionSequence: c.engine.additionSequence(of: fence.id))))
             }
             c.engine.prepareIndex()  // pay for the index here, not on the next update
             return c.commitTicket(force: true)

@@ -51,9 +51,16 @@ public struct StoredFence: Hashable, Sendable {
     /// Creates a stored fence.
     public init(id: FenceID, position: Int64, feature: String, group: String? = nil, name: String? = nil,
                 dwellTime: Double? = nil, expiresAt: Double? = nil, additionSequence: Int64? = nil) {
+        self.init(id: id, position: position, featureText: .string(feature), group: group, name: name,
+                  dwellTime: dwellTime, expiresAt: expiresAt, additionSequence: additionSequence)
+    }
+
+    /// Creates a stored fence whose text is given either way (``FeatureText``).
+    init(id: FenceID, position: Int64, featureText: FeatureText, group: String? = nil, name: String? = nil,
+         dwellTime: Double? = nil, expiresAt: Double? = nil, additionSequence: Int64? = nil) {
         self.id = id
         self.position = position
-        self.featureText = .string(feature)
+        self.featureText = featureText
         self.group = group
         self.name = name
         self.dwellTime = dwellTime

@@ -62,9 +62,8 @@ extension StoredFence {
     /// SQLite store writes the bytes, ``InMemoryGeofencingStore`` copies them into a `String`).
     public init(id: FenceID, position: Int64, featureUTF8: ArraySlice<UInt8>, group: String? = nil, name: String? = nil,
                 dwellTime: Double? = nil, expiresAt: Double? = nil, additionSequence: Int64? = nil) {
-        self.init(id: id, position: position, feature: "", group: group, name: name, dwellTime: dwellTime,
-                  expiresAt: expiresAt, additionSequence: additionSequence)
-        featureText = .utf8(featureUTF8)
+        self.init(id: id, position: position, featureText: .utf8(featureUTF8), group: group, name: name,
+                  dwellTime: dwellTime, expiresAt: expiresAt, additionSequence: additionSequence)
     }
 
     /// The length of ``feature`` in UTF-8 bytes, without making the `String`.
