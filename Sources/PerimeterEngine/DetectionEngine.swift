@@ -515,16 +515,28 @@ public struct DetectionEngine: Sendable {
     /// Evaluates an accepted update of the device in `deviceSlot` at `t`, the slots of the fences
     /// containing its position being in ``scratch`` (ascending). `scratch` is read in place rather than
     /// passed: an argument taken from a stored property costs a retain and a release per update.
+    ///
+    /// The fast path (most updates: the device is inside exactly the fences it was inside, none of which
+    /// expired or has a dwell falling due) is inlined into the caller and changes the record in place;
+    /// the rest is ``evaluateChange(deviceSlot:time:coordinate:into:)``, out of line, so that its large
+    /// frame and spills are not paid by the updates that change nothing.
+    @inline(__always)
     mutating func evaluate(deviceSlot: Int32, time t: Double, coordinate: Coordinate,
                            into events: inout [GeofenceEvent]) {
         let d = Int(deviceSlot)
-        // Fast path, in place (most updates): the device is inside exactly the fences it was inside,
-        // none of which expired or has a dwell falling due.
         if isUnchanged(device: d, at: t) {
             finish(slot: d, time: t, coordinate: coordinate)
-            return
+        } else {
+            evaluateChange(deviceSlot: deviceSlot, time: t, coordinate: coordinate, into: &events)
         }
+    }
 
+    /// ``evaluate(deviceSlot:time:coordinate:into:)`` of an update that is not unchanged: dwells,
+    /// exits and entries, and the device's new fence list.
+    @inline(never)
+    mutating func evaluateChange(deviceSlot: Int32, time t: Double, coordinate: Coordinate,
+                                 into events: inout [GeofenceEvent]) {
+        let d = Int(deviceSlot)
         var state = takeState(d)
         if !state.instantVisits.isEmpty { state.instantVisits.removeAll { $0.entryTime < t } }  // no visit begins before t
 
@@ -592,22 +604,35 @@ public struct DetectionEngine: Sendable {
     /// but its last time and position: same slots as before, all active at `t`, no dwell due by `t`.
     /// (Reads the stored properties directly: a helper taking `self` whole made the compiler copy the
     /// engine on every update.)
+    ///
+    /// Inside nothing before and after (most devices): two counts compared. Inside k fences: one pass
+    /// over the device's block in the pool, the query's slots and the fences' traits, read in place
+    /// (each index is checked once, against its buffer, before the loop or at the read).
     @inline(__always)
     private mutating func isUnchanged(device d: Int, at t: Double) -> Bool {
         let list = devices[d].presence
         let count = presencePool.count(list)
         guard count == scratch.count else { return false }
-        let defaultDwell = configuration.defaultDwellTime
-        var i = 0
-        while i < count {
-            let m = presencePool[list, i]
-            guard m.slot == scratch[i] else { return false }
-            let traits = fences.traits(ofSlot: m.slot)
-            guard traits.exists, t < traits.expiry else { return false }
-            if !m.hasDwelled, let dwell = traits.dwellTime(or: defaultDwell), m.entryTime + dwell <= t { return false }
-            i += 1
+        guard count > 0 else { return true }
+        // A fence that sets no dwell, with no engine default, is never due: +infinity.
+        let defaultDwell = configuration.defaultDwellTime ?? .infinity
+        return presencePool.withMembers(of: list) { members in
+            scratch.withUnsafeBufferPointer { slots in
+                fences.withUnsafeTraits { traits in
+                    for i in 0..<count {
+                        let m = members[i]
+                        guard m.slot == slots[i], UInt(bitPattern: Int(m.slot)) < UInt(traits.count) else { return false }
+                        let fence = traits[Int(m.slot)]
+                        guard fence.exists, t < fence.expiry else { return false }
+                        if !m.hasDwelled {
+                            let dwell = fence.dwellTime.isNaN ? defaultDwell : fence.dwellTime
+                            if m.entryTime + dwell <= t { return false }
+                        }
+                    }
+                    return true
+                }
+            }
         }
-        return true
     }
 
     /// Appends the dwells of `state` due by `t` (time order, then fence id) and marks them fired.
