@@ -13,13 +13,23 @@ import Foundation
 /// canonical composition (NFC) otherwise — ASCII text is its own NFC, so an id that is not ASCII but
 /// equivalent to ASCII text (a Kelvin sign for `K`) lands in the same bucket as that text.
 ///
+/// Each bucket also holds a few bits of its id's hash (a *tag*) in the bits its slot number does not need,
+/// so that a probe passes over another device's bucket on one masked compare, without reading that
+/// device's record or comparing ids (at 1,000 devices a lookup met 0.76 such buckets on average).
+///
 /// Memory: the table holds at most three ids per four buckets and grows by half when full, so it never
 /// drops below one id per two buckets — at most 8 bytes per device (4 to 8), on top of its 48-byte
 /// ``DeviceRecord``. Bucket counts are therefore not powers of two; a hash is mapped to a bucket by
 /// multiplying (the high word of hash × count), which costs no more than a mask.
 struct DeviceTable: Sendable {
-    /// Per bucket: the device slot plus one; 0 marks an empty bucket.
+    /// Per bucket: the device slot plus one in the low ``slotBits`` bits, the tag of its id's hash in the
+    /// others; 0 marks an empty bucket.
     private var buckets: [UInt32] = []
+    /// The bits of a bucket that hold its slot plus one: enough for every slot added so far (forgotten
+    /// devices' slots are not reused, so slots may outnumber buckets) and for the bucket count.
+    private var slotBits = 0
+    /// The bits of a bucket that hold its tag: those above ``slotBits``.
+    private var tagMask: UInt32 = 0
     /// Number of ids in the table.
     private(set) var count = 0
 
@@ -40,12 +50,17 @@ struct DeviceTable: Sendable {
     /// The hash of `id`, equal for canonically equivalent ids.
     @inline(__always)
     static func hash(_ id: DeviceID) -> UInt64 {
-        // `withUTF8` on a copy of the string (a retain; native strings are not rewritten): reading the
-        // bytes through `utf8.withContiguousStorageIfAvailable` made the compiler copy the whole
-        // `LocationUpdate` the id came from, through its value witness.
-        var text = id.rawValue
-        let (hash, isASCII) = text.withUTF8 { hashBytes(UnsafeRawBufferPointer($0)) }
-        return isASCII ? hash : hashOfCanonicalForm(id.rawValue)
+        // The bytes are read in place, borrowed (native strings, small ones included, are contiguous):
+        // `withUTF8` needs a copy of the string to mutate, which cost a retain and a release per update.
+        let result = id.rawValue.utf8.withContiguousStorageIfAvailable { hashBytes(UnsafeRawBufferPointer($0)) }
+            ?? hashOfCopy(id.rawValue)
+        return result.isASCII ? result.hash : hashOfCanonicalForm(id.rawValue)
+    }
+
+    /// ``hashBytes(_:)`` of a string whose bytes are not contiguous (a bridged one).
+    private static func hashOfCopy(_ text: String) -> (hash: UInt64, isASCII: Bool) {
+        var copy = text
+        return copy.withUTF8 { hashBytes(UnsafeRawBufferPointer($0)) }
     }
 
     private static func hashOfCanonicalForm(_ text: String) -> UInt64 {
@@ -80,6 +95,10 @@ struct DeviceTable: Sendable {
         return (z ^ (z >> 31)) &* 0x94D0_49BB_1331_11EB
     }
 
+    /// The tag bits of `hash` in a bucket, under ``tagMask``.
+    @inline(__always)
+    private func tag(_ hash: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: hash) & tagMask }
+
     /// The bucket a hash starts probing at, in `0..<bucketCount`.
     @inline(__always)
     private static func home(_ hash: UInt64, _ bucketCount: Int) -> Int {
@@ -93,12 +112,15 @@ struct DeviceTable: Sendable {
         guard !buckets.isEmpty else { return nil }
         return buckets.withUnsafeBufferPointer { buckets in
             let n = buckets.count
+            let wanted = tag(hash), mask = tagMask
             var b = Self.home(hash, n)
             while true {
                 let entry = buckets[b]
                 if entry == 0 { return nil }
-                let slot = Int(entry) - 1
-                if devices[slot].id == id { return Int32(slot) }
+                if entry & mask == wanted {
+                    let slot = Int(entry & ~mask) - 1
+                    if devices[slot].id == id { return Int32(slot) }
+                }
                 b += 1
                 if b == n { b = 0 }
             }
@@ -113,7 +135,11 @@ struct DeviceTable: Sendable {
     /// Adds `slot`, whose device (in `devices`) has an id with hash `hash` that the table does not hold.
     /// - Complexity: O(1) amortised.
     mutating func insert(_ slot: Int32, hash: UInt64, in devices: [DeviceRecord]) {
-        if (count + 1) * Self.maximumLoad.denominator > buckets.count * Self.maximumLoad.numerator { grow(in: devices) }
+        if (count + 1) * Self.maximumLoad.denominator > buckets.count * Self.maximumLoad.numerator {
+            grow(in: devices)
+        } else if Int(slot) + 1 >= 1 << slotBits {
+            rebuild(bucketCount: buckets.count, in: devices)  // more slots than the slot bits hold
+        }
         place(slot, hash: hash)
         count += 1
     }
@@ -124,21 +150,23 @@ struct DeviceTable: Sendable {
     mutating func remove(_ id: DeviceID, in devices: [DeviceRecord]) -> Int32? {
         guard !buckets.isEmpty else { return nil }
         let n = buckets.count
-        var b = Self.home(Self.hash(id), n)
+        let hash = Self.hash(id)
+        let wanted = tag(hash)
+        var b = Self.home(hash, n)
         while true {
             let entry = buckets[b]
             if entry == 0 { return nil }
-            if devices[Int(entry) - 1].id == id { break }
+            if entry & tagMask == wanted, devices[slot(inBucket: entry)].id == id { break }
             b = b + 1 == n ? 0 : b + 1
         }
-        let removed = Int32(buckets[b]) - 1
+        let removed = Int32(slot(inBucket: buckets[b]))
         // Backward-shift deletion: move each later entry of the run into the hole when its home bucket
         // does not lie cyclically after the hole, so every lookup still finds it without tombstones.
         @inline(__always) func distance(_ from: Int, _ to: Int) -> Int { to >= from ? to - from : to + n - from }
         var hole = b
         var next = hole + 1 == n ? 0 : hole + 1
         while buckets[next] != 0 {
-            let home = Self.home(Self.hash(devices[Int(buckets[next]) - 1].id), n)
+            let home = Self.home(Self.hash(devices[slot(inBucket: buckets[next])].id), n)
             if distance(home, hole) < distance(home, next) {
                 buckets[hole] = buckets[next]
                 hole = next
@@ -153,22 +181,39 @@ struct DeviceTable: Sendable {
     /// Empties the table.
     mutating func removeAll() {
         buckets = []
+        slotBits = 0
+        tagMask = 0
         count = 0
     }
+
+    /// The slot a non-empty bucket holds.
+    @inline(__always)
+    private func slot(inBucket entry: UInt32) -> Int { Int(entry & ~tagMask) - 1 }
 
     private mutating func place(_ slot: Int32, hash: UInt64) {
         let n = buckets.count
         var b = Self.home(hash, n)
         while buckets[b] != 0 { b = b + 1 == n ? 0 : b + 1 }
-        buckets[b] = UInt32(slot) + 1
+        buckets[b] = (UInt32(slot) + 1) | tag(hash)
     }
 
     private mutating func grow(in devices: [DeviceRecord]) {
-        let old = buckets
-        buckets = Array(repeating: 0, count: Self.grownCount(from: old.count))
+        rebuild(bucketCount: Self.grownCount(from: buckets.count), in: devices)
+    }
+
+    /// Places every id again in `bucketCount` buckets (at least), with slot bits for the bucket count
+    /// and for a slot after every one in use.
+    private mutating func rebuild(bucketCount: Int, in devices: [DeviceRecord]) {
+        let old = buckets, oldMask = tagMask
+        buckets = Array(repeating: 0, count: bucketCount)
         buckets.append(contentsOf: repeatElement(0, count: buckets.capacity - buckets.count))
+        // Room for slot numbers up to twice those in use, so that adding devices rebuilds rarely.
+        let largest = max(buckets.count, 2 * (devices.count + 1))
+        slotBits = min(32, Int.bitWidth - largest.leadingZeroBitCount)
+        tagMask = slotBits >= 32 ? 0 : ~UInt32(0) << UInt32(slotBits)
         for entry in old where entry != 0 {
-            place(Int32(entry - 1), hash: Self.hash(devices[Int(entry) - 1].id))
+            let slot = Int(entry & ~oldMask) - 1
+            place(Int32(slot), hash: Self.hash(devices[slot].id))
         }
     }
 }

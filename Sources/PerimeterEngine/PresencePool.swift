@@ -43,6 +43,15 @@ struct PresencePool: Sendable {
         entries[Int(list) + 1 + i]
     }
 
+    /// Calls `body` with the memberships of `list` (not empty) in place, `count(list)` of them.
+    @inline(__always)
+    func withMembers<R>(of list: List, _ body: (UnsafeBufferPointer<Membership>) -> R) -> R {
+        entries.withUnsafeBufferPointer { all in
+            let start = Int(list) + 1
+            return body(UnsafeBufferPointer(rebasing: all[start ..< start + Int(all[Int(list)].ordinal)]))
+        }
+    }
+
     /// Marks the `i`-th membership of `list` as dwelled.
     @inline(__always)
     mutating func markDwelled(_ list: List, _ i: Int) {

@@ -94,15 +94,21 @@ struct StableHash {
     }
 
     /// The eight hex digits of `value`, most significant first, as the bytes of a little-endian word.
+    ///
+    /// All eight at once (a digit per byte of one word) rather than a loop over the digits: an event's id
+    /// hashes the visit id's 32 digits, and the loop was about half of the instructions of making an event.
     @inline(__always)
-    private static func hexWord(_ value: UInt32) -> UInt64 {
-        var word: UInt64 = 0
-        for i in 0..<8 {
-            let digit = UInt64((value >> UInt32(28 - 4 * i)) & 0xF)
-            let ascii = digit < 10 ? digit &+ 48 : digit &+ 87
-            word |= ascii << UInt64(8 * i)
-        }
-        return word
+    static func hexWord(_ value: UInt32) -> UInt64 {
+        // Spread the nibbles to one per byte, the lowest nibble in the lowest byte …
+        var x = UInt64(value)
+        x = (x | x &<< 16) & 0x0000_FFFF_0000_FFFF
+        x = (x | x &<< 8) & 0x00FF_00FF_00FF_00FF
+        x = (x | x &<< 4) & 0x0F0F_0F0F_0F0F_0F0F
+        // … put the most significant first, and make each byte ASCII: '0' + d, plus 39 more ('a' - '0' - 10)
+        // where d ≥ 10 (d + 6 carries into bit 4 exactly then). No byte carries into the next.
+        x = x.byteSwapped
+        let letters = ((x &+ 0x0606_0606_0606_0606) &>> 4) & 0x0101_0101_0101_0101
+        return x &+ 0x3030_3030_3030_3030 &+ letters &* 39
     }
 }
 

@@ -16,7 +16,9 @@ public struct FenceSet: Sendable {
     @usableFromInline private(set) var traits: [SlotTraits] = []
     private var slotByID: [FenceID: Slot] = [:]
     private var index = RegionIndex(regions: [])
-    private var indexIsStale = false
+    /// Whether fences changed since the index was built. Read by the inlined ``prepare()``, so that a
+    /// query on a prepared set costs no call for the check.
+    @usableFromInline private(set) var indexIsStale = false
     /// How many fences set detection options of their own.
     private var fencesWithOptions = 0
 
@@ -72,6 +74,13 @@ public struct FenceSet: Sendable {
         slot >= 0 && Int(slot) < traits.count ? traits[Int(slot)] : .empty
     }
 
+    /// Calls `body` with the traits of every slot, by slot, in place: for a loop over several slots that
+    /// would otherwise check each slot's range and copy its traits once per ``traits(ofSlot:)``.
+    @inlinable
+    public func withUnsafeTraits<R>(_ body: (UnsafeBufferPointer<SlotTraits>) throws -> R) rethrows -> R {
+        try traits.withUnsafeBufferPointer(body)
+    }
+
     /// Whether `slot` holds a fence that has not expired at `time` (seconds since 1970).
     @inlinable
     public func isActive(slot: Slot, at time: Double) -> Bool {
@@ -122,8 +131,14 @@ public struct FenceSet: Sendable {
     /// explicitly to pay the cost at a moment of your choosing.
     ///
     /// - Complexity: O(total vertices) when stale, O(1) otherwise.
+    @inlinable
     public mutating func prepare() {
-        guard indexIsStale else { return }
+        if indexIsStale { rebuildIndex() }
+    }
+
+    /// Builds the index of the fences as they are now.
+    @usableFromInline
+    mutating func rebuildIndex() {
         let empty = Region(.polygons([]))
         index = RegionIndex(regions: slots.map { $0?.region ?? empty })
         indexIsStale = false

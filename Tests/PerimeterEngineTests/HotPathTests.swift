@@ -1,0 +1,101 @@
+import Foundation
+@testable import PerimeterEngine
+import PerimeterFences
+import PerimeterGeometry
+import PerimeterTestSupport
+import Testing
+
+/// The shortcuts of an update's default path — hex digits made a word at a time, the device table's
+/// tags — checked against the plain computations they replace.
+@Suite("Update hot path")
+struct HotPathTests {
+    /// The digits the plain way: `String(value, radix: 16)`, padded to eight, as a little-endian word.
+    static func plainHexWord(_ value: UInt32) -> UInt64 {
+        let text = String(repeating: "0", count: 8 - String(value, radix: 16).count) + String(value, radix: 16)
+        var word: UInt64 = 0
+        for (i, byte) in text.utf8.enumerated() { word |= UInt64(byte) << UInt64(8 * i) }
+        return word
+    }
+
+    @Test("eight hex digits made at once equal the digits written one by one")
+    func hexWordMatchesDigits() {
+        var values: [UInt32] = [0, 1, 9, 10, 15, 16, 0x9999_9999, 0xAAAA_AAAA, 0xFFFF_FFFF, 0x0123_4567, 0x89AB_CDEF]
+        for position in 0..<8 {  // every digit value at every position
+            for digit in 0..<16 { values.append(UInt32(digit) << UInt32(4 * position)) }
+        }
+        var random = SplitMix64(seed: 16)
+        for _ in 0..<20_000 { values.append(UInt32(truncatingIfNeeded: random.next())) }
+        for value in values {
+            #expect(StableHash.hexWord(value) == Self.plainHexWord(value), "\(String(value, radix: 16))")
+        }
+        let (high, low) = StableHash.hexWords(0x0123_4567_89AB_CDEF)
+        #expect(high == Self.plainHexWord(0x0123_4567) && low == Self.plainHexWord(0x89AB_CDEF))
+    }
+
+    static let park = Fence(id: "park", region: Region(.circle(center: Coordinate(latitude: 0, longitude: 0), radius: 100)))
+
+    static func update(_ device: DeviceID, _ time: Double, inside: Bool) -> LocationUpdate {
+        LocationUpdate(device: device, time: Date(timeIntervalSince1970: 1_700_000_000 + time),
+                       latitude: inside ? 0 : 0.01, longitude: 0)
+    }
+
+    @Test("lookups stay right when forgotten devices' slots outnumber the buckets (the tags' bits shrink)")
+    func slotsBeyondBuckets() {
+        // A few live devices, forgotten and added again over and over: every return takes a new slot,
+        // so slot numbers pass the bucket count many times over and the table makes room for them.
+        var random = SplitMix64(seed: 1_618)
+        var engine = DetectionEngine(fences: [Self.park])
+        var model: [DeviceID: (slot: Int32, inside: Bool)] = [:]
+        var events: [GeofenceEvent] = []
+        for step in 0..<30_000 {
+            let n = Int(random.next() % 40)
+            let device = DeviceID(n % 4 == 0 ? "a-device-with-a-long-id-\(n)" : "d\(n)")
+            if random.next() % 3 == 0 {
+                #expect(engine.forget(device, into: &events) == (model.removeValue(forKey: device) != nil))
+                continue
+            }
+            let inside = random.next() % 2 == 0
+            events.removeAll()
+            engine.process(Self.update(device, Double(step), inside: inside), into: &events)
+            let before = model[device]
+            let expected: [GeofenceEventKind] = (before?.inside ?? false) == inside ? [] : [inside ? .entry : .exit]
+            #expect(events.map(\.kind) == expected, "step \(step), \(device)")
+            let slot = before?.slot ?? Int32(engine.devices.count - 1)  // a new device takes the next slot
+            #expect(engine.slot(of: device) == slot, "step \(step), \(device)")
+            model[device] = (slot, inside)
+        }
+        #expect(engine.devices.count > 5_000)  // slots far beyond the buckets of ≤ 40 live devices
+        for (device, entry) in model {
+            #expect(engine.slot(of: device) == entry.slot)
+            #expect(engine.presence(of: device).isEmpty == !entry.inside)
+        }
+        for n in 40..<80 { #expect(engine.slot(of: DeviceID("d\(n)")) == nil) }
+        #expect(Set(engine.knownDevices) == Set(model.keys))
+    }
+
+    @Test("exits, then entries, each by fence id, when one update leaves and enters several fences")
+    func exitsThenEntriesInOrder() {
+        // Rings of fences around two centres far apart; jumping between them leaves every fence of one
+        // and enters every fence of the other. Fence ids are shuffled against slot order.
+        var random = SplitMix64(seed: 99)
+        var ids = (0..<12).map { "f\($0)" }
+        ids.shuffle(using: &random)
+        let fences = ids.enumerated().map { i, id in
+            Fence(id: FenceID(id), region: Region(.circle(center: Coordinate(latitude: 0, longitude: i % 2 == 0 ? 0 : 1),
+                                                          radius: 100 + 50 * Double(i))))
+        }
+        var engine = DetectionEngine(fences: fences)
+        var events: [GeofenceEvent] = []
+        for step in 0..<6 {
+            events.removeAll()
+            engine.process(LocationUpdate(device: "car", time: Date(timeIntervalSince1970: Double(step)),
+                                          latitude: 0, longitude: step % 2 == 0 ? 0 : 1), into: &events)
+            let exits = events.prefix { $0.kind == .exit }, entries = events.dropFirst(exits.count)
+            #expect(entries.allSatisfy { $0.kind == .entry })
+            #expect(entries.count == 6)
+            #expect(exits.count == (step == 0 ? 0 : 6))
+            #expect(exits.map(\.fence) == exits.map(\.fence).sorted())
+            #expect(entries.map(\.fence) == entries.map(\.fence).sorted())
+        }
+    }
+}
