@@ -45,6 +45,27 @@ public struct GeofencingEvent: Hashable, Sendable {
                   properties: fence?.properties ?? [:], message: fence.flatMap { Self.renderMessage(for: event, fence: $0) })
     }
 
+    /// ``init(sequence:event:fence:)`` from the fence's ``FenceLabel`` (`nil`: no fence): the same event.
+    init(sequence: Int64, event: GeofenceEvent, label: FenceLabel?) {
+        self.sequence = sequence
+        self.event = event
+        guard let label else {
+            fenceName = nil
+            group = nil
+            properties = [:]
+            message = nil
+            return
+        }
+        fenceName = label.name
+        group = label.group
+        properties = label.properties
+        if let fence = label.fenceWithMessage {
+            message = Self.renderMessage(for: event, fence: fence)
+        } else {
+            message = nil
+        }
+    }
+
     /// The fence as a GeoJSON Feature, as Mapbox's `GeofencingEvent.feature` gives it: the fence's id
     /// and properties as they were when the event was logged. The geometry is left out (`nil`); ask the
     /// service for the feature by id when it is needed.

@@ -43,7 +43,13 @@ struct PendingChanges {
 /// Everything the service guards with its lock: the synchronous engine and the bookkeeping around it.
 struct ServiceCore {
     var options: GeofencingOptions?
+    /// The engine. Change its fences only through ``upsertFence(_:)``, ``removeFence(id:)`` and
+    /// ``removeAllFences()`` (and replace it only in ``rebuild(options:order:devices:engineState:)``):
+    /// they keep ``fenceLabels`` true.
     var engine = ShardedEngine()
+    /// What logged events carry of their fences, by the engine's fence slot; emptied whenever the
+    /// engine's fences change.
+    var fenceLabels = FenceLabels()
     var features: [FenceID: GeoJSON.Feature] = [:]
     var positions: [FenceID: Int64] = [:]
     var nextPosition: Int64 = 1
@@ -162,6 +168,26 @@ struct ServiceCore {
         return PendingChanges(mark: nextPendingMark)
     }
 
+    // MARK: - Fences
+
+    /// Adds `fence` to the engine, or replaces the one with its id.
+    mutating func upsertFence(_ fence: Fence) {
+        engine.upsert(fence)
+        fenceLabels.removeAll()
+    }
+
+    /// Removes the fence with `id` from the engine.
+    mutating func removeFence(id: FenceID) {
+        engine.remove(id: id)
+        fenceLabels.removeAll()
+    }
+
+    /// Removes every fence from the engine.
+    mutating func removeAllFences() {
+        engine.removeAllFences()
+        fenceLabels.removeAll()
+    }
+
     // MARK: - Events
 
     /// Numbers `events`, gives each its fence's name, group, properties and rendered message (fixed from
@@ -171,15 +197,15 @@ struct ServiceCore {
         guard !events.isEmpty else { return }
         output.reserveCapacity(output.count + events.count)
         let first = output.count
-        // Consecutive events are often of one fence (a batch of one device): look it up once for them.
-        var fence: Fence?
         for event in events {
             lastSequence += 1
-            if fence?.id != event.fence { fence = engine.fenceInPlace(id: event.fence) }
-            let logged = GeofencingEvent(sequence: lastSequence, event: event, fence: fence)
-            pending.events.append(logged)
-            output.append(logged)
-            for continuation in streams.values { continuation.yield(logged) }
+            let label = fenceLabels.label(of: event, in: &engine)
+            // Built once where the log keeps it; the caller's result gets the one copy.
+            pending.events.append(GeofencingEvent(sequence: lastSequence, event: event, label: label))
+            output.append(pending.events[pending.events.count - 1])
+            if !streams.isEmpty {
+                for continuation in streams.values { continuation.yield(output[output.count - 1]) }
+            }
         }
         if !sinkWhenStored { sink?(Array(output[first...])) }
     }
@@ -214,19 +240,26 @@ struct ServiceCore {
             let committed = books.committed[e]
             // A stamp compares fence slots: it holds while the engine is the same and keeps its fences.
             let stamp = !removesFences && committed?.generation == engineGeneration ? committed?.stamp : nil
-            guard var taken = engine.commitSnapshot(of: device, handle: &books.handles[e], since: stamp) else { continue }
             let stored = committed?.memberships ?? []
-            let changed: Bool
-            if taken.presenceUnchanged {
-                // The engine holds the presence it held at the last commit: what the store holds.
-                taken.snapshot.memberships = stored
-                changed = false
-            } else {
-                changed = stored != taken.snapshot.memberships
-                work.presence.append((number, taken.snapshot.memberships, taken.stamp))
+            // The change is appended first and the engine writes the device's state into it: a snapshot
+            // returned by value was built, then copied into the list and destroyed. Its memberships start
+            // as what the store holds, which the engine leaves when the presence is the one stamped.
+            work.changes.devices.append(DeviceChange(
+                snapshot: .unwritten(device: device, memberships: stored),
+                presenceChanged: false))
+            let last = work.changes.devices.count - 1
+            guard let written = engine.writeCommitSnapshot(of: device, handle: &books.handles[e], since: stamp,
+                                                           into: &work.changes.devices[last].snapshot) else {
+                work.changes.devices.removeLast()
+                continue
             }
-            work.changes.devices.append(DeviceChange(snapshot: taken.snapshot, presenceChanged: changed,
-                                                     storedMemberships: changed && !removesFences ? stored : nil))
+            guard !written.presenceUnchanged else { continue }
+            let memberships = work.changes.devices[last].snapshot.memberships
+            work.presence.append((number, memberships, written.stamp))
+            if stored != memberships {
+                work.changes.devices[last].presenceChanged = true
+                if !removesFences { work.changes.devices[last].storedMemberships = stored }
+            }
         }
         work.changes.events = pending.events
         work.changes.serviceConsent = pending.serviceConsent
@@ -344,6 +377,7 @@ struct ServiceCore {
             throw GeofencingError(.incompatibleStorage, "the stored device state cannot be restored: \(error)")
         }
         self.engine = engine
+        fenceLabels.removeAll()
         booksBySlot = []
         self.options = options
         engineGeneration &+= 1
