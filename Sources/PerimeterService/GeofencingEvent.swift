@@ -49,21 +49,10 @@ public struct GeofencingEvent: Hashable, Sendable {
     init(sequence: Int64, event: GeofenceEvent, label: FenceLabel?) {
         self.sequence = sequence
         self.event = event
-        guard let label else {
-            fenceName = nil
-            group = nil
-            properties = [:]
-            message = nil
-            return
-        }
-        fenceName = label.name
-        group = label.group
-        properties = label.properties
-        if let fence = label.fenceWithMessage {
-            message = Self.renderMessage(for: event, fence: fence)
-        } else {
-            message = nil
-        }
+        fenceName = label?.name
+        group = label?.group
+        properties = label?.properties ?? [:]
+        message = label?.fenceWithMessage.flatMap { Self.renderMessage(for: event, fence: $0) }
     }
 
     /// The fence as a GeoJSON Feature, as Mapbox's `GeofencingEvent.feature` gives it: the fence's id

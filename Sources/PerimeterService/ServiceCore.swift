@@ -196,6 +196,10 @@ struct ServiceCore {
     mutating func log(_ events: [GeofenceEvent], into output: inout [GeofencingEvent]) {
         guard !events.isEmpty else { return }
         output.reserveCapacity(output.count + events.count)
+        // Room for the events at once, growing geometrically (the log takes many calls between commits).
+        if pending.events.capacity < pending.events.count + events.count {
+            pending.events.reserveCapacity(max(pending.events.count + events.count, 2 * pending.events.capacity))
+        }
         let first = output.count
         for event in events {
             lastSequence += 1

@@ -1,5 +1,6 @@
 import Foundation
 import PerimeterEngine
+import PerimeterFences
 import PerimeterGeometry
 import PerimeterService
 import PerimeterTestSupport
