@@ -235,8 +235,15 @@ struct ServiceCore {
         // What the store holds of a device's presence is known unless this commit removes fences (their
         // rows go first): then the store rewrites every membership of the devices that changed.
         let removesFences = pending.fences.contains { if case .upsert = $0 { false } else { true } }
-        work.changes.devices.reserveCapacity(pending.touched.count)
         work.engineGeneration = engineGeneration
+        // One entry per touched device made at once, from one blank change, and each written in place:
+        // the engine writes the device's state into it. Made one by one, each change (and the snapshot
+        // in it) was built in a temporary, copied into the list and destroyed.
+        if !pending.touched.isEmpty {
+            let blank = DeviceChange(snapshot: .unwritten(device: DeviceID(""), memberships: []), presenceChanged: false)
+            work.changes.devices = Array(repeating: blank, count: pending.touched.count)
+        }
+        var k = 0  // the entry being written; entries from `k` on are blank or left by a device not found
         for number in pending.touched {
             let e = Int(number)
             let device = books.devices[e]
@@ -245,26 +252,22 @@ struct ServiceCore {
             // A stamp compares fence slots: it holds while the engine is the same and keeps its fences.
             let stamp = !removesFences && committed?.generation == engineGeneration ? committed?.stamp : nil
             let stored = committed?.memberships ?? []
-            // The change is appended first and the engine writes the device's state into it: a snapshot
-            // returned by value was built, then copied into the list and destroyed. Its memberships start
-            // as what the store holds, which the engine leaves when the presence is the one stamped.
-            work.changes.devices.append(DeviceChange(
-                snapshot: .unwritten(device: device, memberships: stored),
-                presenceChanged: false))
-            let last = work.changes.devices.count - 1
+            // The memberships start as what the store holds, which the engine leaves when the presence is
+            // the one stamped; the engine writes every other field.
+            work.changes.devices[k].snapshot.memberships = stored
             guard let written = engine.writeCommitSnapshot(of: device, handle: &books.handles[e], since: stamp,
-                                                           into: &work.changes.devices[last].snapshot) else {
-                work.changes.devices.removeLast()
-                continue
-            }
+                                                           into: &work.changes.devices[k].snapshot) else { continue }
+            let change = k
+            k += 1
             guard !written.presenceUnchanged else { continue }
-            let memberships = work.changes.devices[last].snapshot.memberships
+            let memberships = work.changes.devices[change].snapshot.memberships
             work.presence.append((number, memberships, written.stamp))
             if stored != memberships {
-                work.changes.devices[last].presenceChanged = true
-                if !removesFences { work.changes.devices[last].storedMemberships = stored }
+                work.changes.devices[change].presenceChanged = true
+                if !removesFences { work.changes.devices[change].storedMemberships = stored }
             }
         }
+        work.changes.devices.removeLast(work.changes.devices.count - k)
         work.changes.events = pending.events
         work.changes.serviceConsent = pending.serviceConsent
         work.changes.deviceConsents = pending.deviceConsents
