@@ -10,7 +10,9 @@ import Testing
 /// memberships, option and stream state). The commit builds these snapshots in place, one blank entry per
 /// touched device, the memberships taken from its books when the presence is unchanged, an entry left to
 /// the next device when the engine no longer knows one; comparing with the engine itself (not with
-/// another service, which shares that code) checks all of it.
+/// another service, which shares that code) checks all of it. Batches are not committed on their own
+/// (durability every 100,000 updates): a forget commits at once, with the batch's devices still pending,
+/// the forgotten one among them — the case where the engine no longer knows a touched device.
 @Suite("Committed device state equals a bare engine's")
 struct CommittedDeviceStateTests {
     static func check(seed: UInt64, options: GeofencingOptions) throws {
@@ -40,7 +42,7 @@ struct CommittedDeviceStateTests {
                     #expect(!known && error.code == .deviceNotFound)
                 }
             }
-            try service.flush()
+            try service.flush()  // the batch, when no forget committed it
             commits += 1
             // With several shards an option state's `lastSequence` is put on the engine-wide scale when
             // the snapshot is taken (the engine's accepted-update count then, capped by later fence
@@ -64,13 +66,14 @@ struct CommittedDeviceStateTests {
 
     @Test("default semantics with dwells: one and three shards", arguments: [(1, UInt64(21)), (3, 22)])
     func defaultSemantics(shards: Int, seed: UInt64) throws {
-        try Self.check(seed: seed, options: GeofencingOptions(defaultDwellTime: 40, timeModel: .data, shards: shards))
+        try Self.check(seed: seed, options: GeofencingOptions(defaultDwellTime: 40, timeModel: .data, durability: .everyUpdates(100_000),
+                                                                  shards: shards))
     }
 
     @Test("detection and stream options: one and two shards", arguments: [(1, UInt64(23)), (2, 24)])
     func options(shards: Int, seed: UInt64) throws {
         try Self.check(seed: seed, options: GeofencingOptions(
-            defaultDwellTime: 30, timeModel: .data,
+            defaultDwellTime: 30, timeModel: .data, durability: .everyUpdates(100_000),
             detectionOptions: DetectionOptions(entryDelay: 4, exitDelay: 3, dwellEvery: 30, staleAfter: 40, exitOnStale: true),
             reorderWindow: 5, deduplicate: true, shards: shards))
     }
