@@ -719,7 +719,8 @@ public struct DetectionEngine: Sendable {
         hash.combine(time)
         if let extra { hash.combine(extra) }
         return GeofenceEvent(identifier: hash.identifier, visitIdentifier: visit.identifier, kind: kind, fence: fence,
-                             device: device, time: Date(timeIntervalSince1970: time), coordinate: coordinate)
+                             device: device, time: Date(timeIntervalSince1970: time), coordinate: coordinate,
+                             fenceSlot: m.slot)
     }
 
     /// `c` with its longitude wrapped into ±180°, or `nil` when it is no position on Earth.

@@ -44,6 +44,9 @@ public struct GeofenceEvent: Hashable, Sendable {
     public var observedAt: Date
     /// Why an exit happened: ``ExitReason/left`` unless the device timed out. `.left` for other kinds.
     public var reason: ExitReason
+    /// Where the engine that made the event kept its fence (``FenceSet/Slot``), so that the fence is found
+    /// without hashing ``fence``; not part of the event's value (see ``FenceSlotHint``).
+    var fenceSlot = FenceSlotHint()
 
     /// Creates an event. The engine makes events; this initialiser serves stores and tests.
     public init(id: String, visitID: String, kind: GeofenceEventKind, fence: FenceID, device: DeviceID,
@@ -57,7 +60,7 @@ public struct GeofenceEvent: Hashable, Sendable {
     /// Creates an event whose ids are written out when read (the engine's way).
     init(identifier: EventIdentifier, visitIdentifier: EventIdentifier, kind: GeofenceEventKind, fence: FenceID,
          device: DeviceID, time: Date, coordinate: Coordinate, timeInside: Double? = nil, observedAt: Date? = nil,
-         reason: ExitReason = .left) {
+         reason: ExitReason = .left, fenceSlot: FenceSet.Slot = -1) {
         self.identifier = identifier
         self.visitIdentifier = visitIdentifier
         self.kind = kind
@@ -68,5 +71,20 @@ public struct GeofenceEvent: Hashable, Sendable {
         self.timeInside = timeInside
         self.observedAt = observedAt ?? time
         self.reason = reason
+        self.fenceSlot = FenceSlotHint(fenceSlot)
     }
+}
+
+/// The fence slot an engine recorded in a ``GeofenceEvent``: a hint for finding the fence, which a reader
+/// checks against the event's fence id (a slot is only meaningful in the engine that made the event).
+/// Every hint equals every other and hashes to nothing, so that two events are equal exactly when what
+/// they say is equal — an event the engine made and the same event read back from a store (hint -1).
+struct FenceSlotHint: Hashable, Sendable {
+    /// The slot; -1 when unknown.
+    var slot: FenceSet.Slot
+
+    init(_ slot: FenceSet.Slot = -1) { self.slot = slot }
+
+    static func == (_: FenceSlotHint, _: FenceSlotHint) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
 }

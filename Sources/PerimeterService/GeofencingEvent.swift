@@ -45,6 +45,16 @@ public struct GeofencingEvent: Hashable, Sendable {
                   properties: fence?.properties ?? [:], message: fence.flatMap { Self.renderMessage(for: event, fence: $0) })
     }
 
+    /// ``init(sequence:event:fence:)`` from the fence's ``FenceLabel`` (`nil`: no fence): the same event.
+    init(sequence: Int64, event: GeofenceEvent, label: FenceLabel?) {
+        self.sequence = sequence
+        self.event = event
+        fenceName = label?.name
+        group = label?.group
+        properties = label?.properties ?? [:]
+        message = label?.fenceWithMessage.flatMap { Self.renderMessage(for: event, fence: $0) }
+    }
+
     /// The fence as a GeoJSON Feature, as Mapbox's `GeofencingEvent.feature` gives it: the fence's id
     /// and properties as they were when the event was logged. The geometry is left out (`nil`); ask the
     /// service for the feature by id when it is needed.

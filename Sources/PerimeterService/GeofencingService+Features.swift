@@ -77,7 +77,7 @@ extension GeofencingService {
                 if c.positions[fence.id] == nil { c.nextPosition += 1 }
                 c.positions[fence.id] = position
                 c.features[fence.id] = feature
-                c.engine.upsert(fence)
+                c.upsertFence(fence)
                 c.pending.fences.append(.upsert(StoredFence(
                     id: fence.id, position: position, featureText: texts?[k] ?? .string(JSONWriter().string(.feature(feature))),
                     group: fence.group, name: fence.name, dwellTime: fence.dwellTime,
@@ -150,7 +150,7 @@ extension GeofencingService {
         }
         let ticket = try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> UInt64? in
             _ = try c.configured()
-            c.engine.removeAllFences()
+            c.removeAllFences()
             c.touch(c.engine.devicesWithOptionState)  // their stored option state names the fences
             c.features = [:]
             c.positions = [:]
@@ -181,7 +181,7 @@ extension GeofencingService {
             let doomed = c.engine.fenceSet.fences.filter(predicate).map(\.id)
             guard !doomed.isEmpty else { return (0, nil) }
             for id in doomed {
-                c.engine.remove(id: id)
+                c.removeFence(id: id)
                 c.features[id] = nil
                 c.positions[id] = nil
                 c.pending.fences.append(.remove(id))

@@ -13,7 +13,7 @@ public final class InMemoryGeofencingStore: GeofencingStore {
         var deviceOrder: [DeviceID] = []
         var serviceConsent: Bool?
         var deviceConsents: [DeviceID: Bool] = [:]
-        var events: [GeofencingEvent] = []
+        var events = EventLog()
         var processedUpdates: UInt64 = 0
         var acceptedSequence: Int64 = 0
         var arrivals: UInt64 = 0
@@ -32,7 +32,7 @@ public final class InMemoryGeofencingStore: GeofencingStore {
             state.devices = c.deviceOrder.compactMap { c.devices[$0] }
             state.serviceConsent = c.serviceConsent
             state.deviceConsents = c.deviceConsents
-            state.lastEventSequence = c.events.last?.sequence ?? 0
+            state.lastEventSequence = Int64(c.events.count)
             state.processedUpdates = c.processedUpdates
             state.acceptedSequence = c.acceptedSequence
             state.arrivals = c.arrivals
@@ -43,7 +43,7 @@ public final class InMemoryGeofencingStore: GeofencingStore {
     /// Applies `changes` atomically (it checks the event sequence before changing anything).
     public func commit(_ changes: StoreChanges) throws {
         try contents.withLock { (c: inout Contents) throws(GeofencingError) in
-            var next = (c.events.last?.sequence ?? 0) + 1
+            var next = Int64(c.events.count) + 1
             for logged in changes.events {
                 guard logged.sequence == next else {
                     throw GeofencingError(.storageFailure, "event sequence \(logged.sequence) does not continue the log (expected \(next))")
@@ -90,7 +90,7 @@ public final class InMemoryGeofencingStore: GeofencingStore {
                     if !presenceChanged { c.devices[device]?.memberships = [] }
                 }
             }
-            c.events += changes.events
+            c.events.append(changes.events)
             if let consent = changes.serviceConsent { c.serviceConsent = consent }
             c.deviceConsents.merge(changes.deviceConsents) { $1 }
             if let processed = changes.processedUpdates { c.processedUpdates = processed }
@@ -105,7 +105,61 @@ public final class InMemoryGeofencingStore: GeofencingStore {
             // Sequences are 1, 2, 3, … so the index of sequence s is s - 1.
             let start = Int(max(0, min(sequence, Int64(c.events.count))))
             let end = start + min(max(0, limit), c.events.count - start)
-            return Array(c.events[start..<end])
+            return c.events.events(start..<end)
         }
+    }
+}
+
+/// The store's event log, kept in the arrays the commits gave it: appending a commit's events retains
+/// its array once, where copying them into one array retained every string and dictionary of every
+/// event. Small commits are gathered into the last array, so that a log written one event at a time is
+/// not one array per event.
+struct EventLog {
+    /// The events, in order, in chunks.
+    private var chunks: [[GeofencingEvent]] = []
+    /// `ends[k]`: the number of events in `chunks[0...k]`.
+    private var ends: [Int] = []
+
+    /// Commits with fewer events than this go into the last chunk, while it has room.
+    private static let smallCommit = 64
+    /// The size up to which a chunk takes small commits.
+    private static let chunkRoom = 4_096
+
+    /// The number of events.
+    var count: Int { ends.last ?? 0 }
+
+    /// Appends `events` (each commit's, in order).
+    mutating func append(_ events: [GeofencingEvent]) {
+        guard !events.isEmpty else { return }
+        if events.count < Self.smallCommit, let last = chunks.indices.last, chunks[last].count < Self.chunkRoom {
+            chunks[last].append(contentsOf: events)
+            ends[last] += events.count
+        } else {
+            chunks.append(events)
+            ends.append(count + events.count)
+        }
+    }
+
+    /// The events at positions `range` (0-based), in order.
+    /// - Complexity: O(log c + range.count) for c chunks.
+    func events(_ range: Range<Int>) -> [GeofencingEvent] {
+        guard !range.isEmpty else { return [] }
+        var result: [GeofencingEvent] = []
+        result.reserveCapacity(range.count)
+        // The first chunk that ends after `range.lowerBound`.
+        var lo = 0, hi = ends.count - 1
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if ends[mid] > range.lowerBound { hi = mid } else { lo = mid + 1 }
+        }
+        var k = lo, position = range.lowerBound
+        while position < range.upperBound {
+            let chunkStart = ends[k] - chunks[k].count
+            let upTo = min(range.upperBound, ends[k])
+            result.append(contentsOf: chunks[k][(position - chunkStart)..<(upTo - chunkStart)])
+            position = upTo
+            k += 1
+        }
+        return result
     }
 }

@@ -43,7 +43,13 @@ struct PendingChanges {
 /// Everything the service guards with its lock: the synchronous engine and the bookkeeping around it.
 struct ServiceCore {
     var options: GeofencingOptions?
+    /// The engine. Change its fences only through ``upsertFence(_:)``, ``removeFence(id:)`` and
+    /// ``removeAllFences()`` (and replace it only in ``rebuild(options:order:devices:engineState:)``):
+    /// they keep ``fenceLabels`` true.
     var engine = ShardedEngine()
+    /// What logged events carry of their fences, by the engine's fence slot; emptied whenever the
+    /// engine's fences change.
+    var fenceLabels = FenceLabels()
     var features: [FenceID: GeoJSON.Feature] = [:]
     var positions: [FenceID: Int64] = [:]
     var nextPosition: Int64 = 1
@@ -162,6 +168,26 @@ struct ServiceCore {
         return PendingChanges(mark: nextPendingMark)
     }
 
+    // MARK: - Fences
+
+    /// Adds `fence` to the engine, or replaces the one with its id.
+    mutating func upsertFence(_ fence: Fence) {
+        engine.upsert(fence)
+        fenceLabels.removeAll()
+    }
+
+    /// Removes the fence with `id` from the engine.
+    mutating func removeFence(id: FenceID) {
+        engine.remove(id: id)
+        fenceLabels.removeAll()
+    }
+
+    /// Removes every fence from the engine.
+    mutating func removeAllFences() {
+        engine.removeAllFences()
+        fenceLabels.removeAll()
+    }
+
     // MARK: - Events
 
     /// Numbers `events`, gives each its fence's name, group, properties and rendered message (fixed from
@@ -170,16 +196,20 @@ struct ServiceCore {
     mutating func log(_ events: [GeofenceEvent], into output: inout [GeofencingEvent]) {
         guard !events.isEmpty else { return }
         output.reserveCapacity(output.count + events.count)
+        // Room for the events at once, growing geometrically (the log takes many calls between commits).
+        if pending.events.capacity < pending.events.count + events.count {
+            pending.events.reserveCapacity(max(pending.events.count + events.count, 2 * pending.events.capacity))
+        }
         let first = output.count
-        // Consecutive events are often of one fence (a batch of one device): look it up once for them.
-        var fence: Fence?
         for event in events {
             lastSequence += 1
-            if fence?.id != event.fence { fence = engine.fenceInPlace(id: event.fence) }
-            let logged = GeofencingEvent(sequence: lastSequence, event: event, fence: fence)
-            pending.events.append(logged)
-            output.append(logged)
-            for continuation in streams.values { continuation.yield(logged) }
+            let label = fenceLabels.label(of: event, in: &engine)
+            // Built once where the log keeps it; the caller's result gets the one copy.
+            pending.events.append(GeofencingEvent(sequence: lastSequence, event: event, label: label))
+            output.append(pending.events[pending.events.count - 1])
+            if !streams.isEmpty {
+                for continuation in streams.values { continuation.yield(output[output.count - 1]) }
+            }
         }
         if !sinkWhenStored { sink?(Array(output[first...])) }
     }
@@ -205,8 +235,15 @@ struct ServiceCore {
         // What the store holds of a device's presence is known unless this commit removes fences (their
         // rows go first): then the store rewrites every membership of the devices that changed.
         let removesFences = pending.fences.contains { if case .upsert = $0 { false } else { true } }
-        work.changes.devices.reserveCapacity(pending.touched.count)
         work.engineGeneration = engineGeneration
+        // One entry per touched device made at once, from one blank change, and each written in place:
+        // the engine writes the device's state into it. Made one by one, each change (and the snapshot
+        // in it) was built in a temporary, copied into the list and destroyed.
+        if !pending.touched.isEmpty {
+            let blank = DeviceChange(snapshot: .unwritten(device: DeviceID(""), memberships: []), presenceChanged: false)
+            work.changes.devices = Array(repeating: blank, count: pending.touched.count)
+        }
+        var k = 0  // the entry being written; entries from `k` on are blank or left by a device not found
         for number in pending.touched {
             let e = Int(number)
             let device = books.devices[e]
@@ -214,20 +251,23 @@ struct ServiceCore {
             let committed = books.committed[e]
             // A stamp compares fence slots: it holds while the engine is the same and keeps its fences.
             let stamp = !removesFences && committed?.generation == engineGeneration ? committed?.stamp : nil
-            guard var taken = engine.commitSnapshot(of: device, handle: &books.handles[e], since: stamp) else { continue }
             let stored = committed?.memberships ?? []
-            let changed: Bool
-            if taken.presenceUnchanged {
-                // The engine holds the presence it held at the last commit: what the store holds.
-                taken.snapshot.memberships = stored
-                changed = false
-            } else {
-                changed = stored != taken.snapshot.memberships
-                work.presence.append((number, taken.snapshot.memberships, taken.stamp))
+            // The memberships start as what the store holds, which the engine leaves when the presence is
+            // the one stamped; the engine writes every other field.
+            work.changes.devices[k].snapshot.memberships = stored
+            guard let written = engine.writeCommitSnapshot(of: device, handle: &books.handles[e], since: stamp,
+                                                           into: &work.changes.devices[k].snapshot) else { continue }
+            let change = k
+            k += 1
+            guard !written.presenceUnchanged else { continue }
+            let memberships = work.changes.devices[change].snapshot.memberships
+            work.presence.append((number, memberships, written.stamp))
+            if stored != memberships {
+                work.changes.devices[change].presenceChanged = true
+                if !removesFences { work.changes.devices[change].storedMemberships = stored }
             }
-            work.changes.devices.append(DeviceChange(snapshot: taken.snapshot, presenceChanged: changed,
-                                                     storedMemberships: changed && !removesFences ? stored : nil))
         }
+        work.changes.devices.removeLast(work.changes.devices.count - k)
         work.changes.events = pending.events
         work.changes.serviceConsent = pending.serviceConsent
         work.changes.deviceConsents = pending.deviceConsents
@@ -344,6 +384,7 @@ struct ServiceCore {
             throw GeofencingError(.incompatibleStorage, "the stored device state cannot be restored: \(error)")
         }
         self.engine = engine
+        fenceLabels.removeAll()
         booksBySlot = []
         self.options = options
         engineGeneration &+= 1

@@ -1,0 +1,81 @@
+import PerimeterFences
+import PerimeterGeometry
+
+/// ``DetectionEngine/commitSnapshot(of:handle:since:)`` written where the caller keeps it.
+///
+/// A commit lists one ``DetectionEngine/DeviceSnapshot`` per changed device. Returned by value, the
+/// snapshot was built, moved into a ``DetectionEngine/CommitSnapshot``, returned through two calls, then
+/// copied into the caller's list (every reference in it retained) and the returned value destroyed (every
+/// reference released): for a value this large the compiler does not forward it into the list. Here the
+/// caller appends its entry first and the engine writes the device's state into it in place.
+extension DetectionEngine {
+    /// What ``ShardedEngine/writeCommitSnapshot(of:handle:since:into:)`` tells beside the snapshot it wrote.
+    public struct CommitSnapshotWritten: Sendable {
+        /// Whether the presence is the one `since` stamped (then the memberships were not written).
+        public var presenceUnchanged: Bool
+        /// The device's presence now, for the next call.
+        public var stamp: PresenceStamp
+    }
+
+    /// ``commitSnapshot(of:handle:since:)``'s snapshot written into `snapshot`: every field, except the
+    /// memberships when the presence is the one `since` stamped (they are left as they were); `nil` (and
+    /// `snapshot` unchanged) when the device sent no accepted update. `handle` is checked and corrected
+    /// as there.
+    @inline(__always)
+    mutating func writeCommitSnapshotInPlace(of device: DeviceID, handle: inout DeviceHandle, since stamp: PresenceStamp?,
+                                             into snapshot: inout DeviceSnapshot) -> CommitSnapshotWritten? {
+        if !holds(handle, device) {
+            guard let slot = slot(of: device) else { return nil }
+            handle = DeviceHandle(slot: slot)
+        }
+        let slot = handle.slot, d = Int(slot)
+        let presence = devices[d].presence
+        // An unchanged presence keeps the stamp it was compared with (equal lists): no copy, no allocation.
+        let unchanged = stamp?.isSame(as: presence, in: presencePool) ?? false
+        let newStamp = unchanged ? stamp! : PresenceStamp(inside: presencePool.members(presence))
+        snapshot.device = devices[d].id
+        snapshot.lastTime = devices[d].lastTime
+        snapshot.lastCoordinate = devices[d].lastCoordinate
+        snapshot.updateCount = updateCount(ofSlot: d)
+        if !unchanged { snapshot.memberships = newStamp.inside.isEmpty ? [] : membershipSnapshots(of: newStamp.inside) }
+        snapshot.instantVisits = instantVisits.isEmpty ? [] : instantVisitSnapshots(of: instantVisits[slot] ?? [])
+        snapshot.options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
+        snapshot.stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
+        return CommitSnapshotWritten(presenceUnchanged: unchanged, stamp: newStamp)
+    }
+}
+
+extension ShardedEngine {
+    /// ``commitSnapshot(of:handle:since:)`` written into `snapshot` in place: every field of the device's
+    /// state, except the memberships when the presence is the one `since` stamped (left as they were:
+    /// the caller holds them); `nil`, and `snapshot` unchanged, when the device sent no accepted update.
+    /// Sequences are on the engine-wide scale, as ``snapshot(of:)`` gives them.
+    ///
+    /// `mutating` only to reach the device's shard where it lies: the engine is not changed.
+    /// - Complexity: as ``commitSnapshot(of:handle:since:)``, without building a snapshot and copying it.
+    public mutating func writeCommitSnapshot(of device: DeviceID, handle: inout DeviceHandle,
+                                             since stamp: DetectionEngine.PresenceStamp?,
+                                             into snapshot: inout DetectionEngine.DeviceSnapshot) -> DetectionEngine.CommitSnapshotWritten? {
+        if shards.count == 1 { return shards[0].writeCommitSnapshotInPlace(of: device, handle: &handle, since: stamp, into: &snapshot) }
+        let s = shard(of: device)
+        guard let written = shards[s].writeCommitSnapshotInPlace(of: device, handle: &handle, since: stamp, into: &snapshot) else {
+            return nil
+        }
+        // Option state names a sequence that is the shard's own with several shards: take it from the
+        // snapshot that moves it to the engine-wide scale (rare: options with more than one shard).
+        if snapshot.options != nil, let global = self.snapshot(of: device) {
+            snapshot.options = global.options
+        }
+        return written
+    }
+}
+
+extension DetectionEngine.DeviceSnapshot {
+    /// A snapshot of `device` for ``ShardedEngine/writeCommitSnapshot(of:handle:since:into:)`` to write:
+    /// no update, the position 0° 0°, and `memberships` (which that call keeps when the presence is the
+    /// one stamped).
+    public static func unwritten(device: DeviceID, memberships: [DetectionEngine.MembershipSnapshot]) -> Self {
+        Self(device: device, lastTime: 0, lastCoordinate: Coordinate(latitude: 0, longitude: 0), updateCount: 0,
+             memberships: memberships)
+    }
+}
