@@ -157,6 +157,9 @@ extension SQLiteGeofencingStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             let writer = JSONWriter()
+            // The row's eight texts in one reused buffer, bound without a copy; the ids are written
+            // from their bits (the same 32 digits `event.id` makes, without making the String).
+            var texts = TextParameters()
             var expected = first.sequence
             for logged in changes.events {
                 guard logged.sequence == expected else {
@@ -165,22 +168,27 @@ extension SQLiteGeofencingStore {
                 expected += 1
                 let event = logged.event
                 insert.bind(logged.sequence, at: 1)
-                insert.bind(event.id, at: 2)
-                insert.bind(event.visitID, at: 3)
-                insert.bind(event.kind.rawValue, at: 4)
-                insert.bind(event.fence.rawValue, at: 5)
-                insert.bind(event.device.rawValue, at: 6)
                 insert.bind(event.time.timeIntervalSinceReferenceDate, at: 7)
                 insert.bind(event.coordinate.latitude, at: 8)
                 insert.bind(event.coordinate.longitude, at: 9)
                 insert.bind(event.timeInside, at: 10)
                 insert.bind(event.observedAt.timeIntervalSinceReferenceDate, at: 11)
-                insert.bind(event.reason.rawValue, at: 12)
-                insert.bind(logged.fenceName, at: 13)
-                insert.bind(logged.group, at: 14)
-                insert.bind(logged.properties.isEmpty ? nil : writer.string(.object(logged.properties)), at: 15)
-                insert.bind(logged.message, at: 16)
-                try insert.execute()
+                texts.removeAll()
+                texts.append(at: 2) { event.appendIDUTF8(to: &$0) }
+                texts.append(at: 3) { event.appendVisitIDUTF8(to: &$0) }
+                texts.append(event.kind.rawValue, at: 4)
+                texts.append(event.fence.rawValue, at: 5)
+                texts.append(event.device.rawValue, at: 6)
+                texts.append(event.reason.rawValue, at: 12)
+                texts.append(logged.fenceName, at: 13)
+                texts.append(logged.group, at: 14)
+                if logged.properties.isEmpty {
+                    texts.append(nil, at: 15)
+                } else {
+                    texts.append(at: 15) { writer.write(.object(logged.properties), into: &$0) }
+                }
+                texts.append(logged.message, at: 16)
+                try insert.execute(binding: texts)
             }
             connection.lastEventSequence = expected - 1
         }
