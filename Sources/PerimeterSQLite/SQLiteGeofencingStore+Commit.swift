@@ -15,11 +15,24 @@ extension SQLiteGeofencingStore {
         try owner.withConnection("committing to") { connection throws in
             // A bulk commit that could not switch back: try again (its commits stay synced meanwhile).
             if connection.outsideWriteAheadLog { try? restoreWriteAheadLog(&connection) }
-            do {
+            func attempt(_ connection: inout Connection) throws {
                 if bulk {
                     try inBulkTransaction(&connection) { connection in try Self.write(changes, into: &connection) }
                 } else {
                     try connection.db.inTransaction { try Self.write(changes, into: &connection) }
+                }
+            }
+            do {
+                do {
+                    try attempt(&connection)
+                } catch is StaleDeviceKeys {
+                    // Rolled back; once more with every key read from the file in the transaction.
+                    connection.forget()
+                    do {
+                        try attempt(&connection)
+                    } catch is StaleDeviceKeys {
+                        throw GeofencingError(.storageFailure, "a device row changed under the commit that had just read its key; is another program writing to \(path)?")
+                    }
                 }
             } catch {
                 connection.forget()
@@ -74,50 +87,25 @@ extension SQLiteGeofencingStore {
         }
 
         if !changes.devices.isEmpty {
-            let update = try db.statement(literal: """
-                UPDATE device SET last_time = ?2, latitude = ?3, longitude = ?4, update_count = ?5, instant_visits = ?6
-                WHERE key = ?1
-                """)
-            for change in changes.devices {
+            // Known devices (the usual case) are written after this loop, eight rows per statement in key
+            // order (`writeKnownDevices`); a new one is inserted here with the next key (the rowid SQLite
+            // gives: the largest plus one, so keys keep the order of first appearance) and remembered.
+            var known: [(key: Int64, change: Int)] = []
+            known.reserveCapacity(changes.devices.count)
+            for (index, change) in changes.devices.enumerated() {
                 let snapshot = change.snapshot
-                // A known device (the usual case) is one update by its integer key; a new one is inserted
-                // with the next key (the rowid SQLite gives: the largest plus one, so keys keep the order
-                // of first appearance) and remembered. Both statements number their parameters alike:
-                // ?1 key (NULL for a new device) or ?7 id, ?2 time, ?3 latitude, ?4 longitude, ?5 count,
-                // ?6 instant visits (NULL for none, the usual case).
-                func executeDevice(_ statement: Statement, key: Int64?) throws {
-                    statement.bind(key, at: 1)
-                    statement.bind(snapshot.lastTime, at: 2)
-                    statement.bind(snapshot.lastCoordinate.latitude, at: 3)
-                    statement.bind(snapshot.lastCoordinate.longitude, at: 4)
-                    statement.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
-                    if key == nil { statement.bind(snapshot.device.rawValue, at: 7) }
-                    if snapshot.instantVisits.isEmpty {
-                        statement.bind(nil as Int64?, at: 6)
-                        try statement.execute()
-                    } else {
-                        try statement.execute(binding: InstantVisitCodec.encode(snapshot.instantVisits), at: 6)
-                    }
-                }
-                var known = try connection.key(of: snapshot.device)
-                if let key = known {
-                    try executeDevice(update, key: key)
-                    if db.changes == 0 {
-                        // Remembered wrongly (never expected): ask the file from now on.
-                        connection.forget()
-                        known = try connection.key(of: snapshot.device)
-                        if let key = known { try executeDevice(update, key: key) }
-                    }
-                }
                 let key: Int64
-                if let known {
-                    key = known
+                if let remembered = try connection.key(of: snapshot.device) {
+                    key = remembered
+                    known.append((remembered, index))
                 } else {
                     let insert = try db.statement(literal: """
                         INSERT INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
-                        VALUES (?1, ?7, ?2, ?3, ?4, ?5, ?6)
+                        VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7)
                         """)
-                    try executeDevice(insert, key: nil)
+                    var texts = TextParameters()
+                    bind(snapshot, to: insert, texts: &texts, from: 0)
+                    try insert.execute(binding: texts)
                     key = db.lastInsertRowID
                     connection.deviceKeys[snapshot.device] = key
                 }
@@ -144,6 +132,7 @@ extension SQLiteGeofencingStore {
                 guard change.presenceChanged else { continue }
                 try writePresence(of: snapshot, key: key, stored: change.storedMemberships, into: db)
             }
+            try writeKnownDevices(known, of: changes.devices, into: db)
         }
 
         if let first = changes.events.first {
@@ -156,11 +145,13 @@ extension SQLiteGeofencingStore {
             // from their bits (the same 32 digits `event.id` makes, without making the String).
             var texts = TextParameters()
             var expected = first.sequence
+            // Found once, as in `writeKnownDevices`; every row binds all its parameters.
+            let insert8 = try db.statement(literal: Self.eventInsert8), insert1 = try db.statement(literal: Self.eventInsert1)
             var next = changes.events.startIndex
             while next < changes.events.endIndex {
                 // Eight rows per statement where there are eight (see `eventInsert8`), else one.
                 let rows = changes.events.endIndex - next >= 8 ? 8 : 1
-                let insert = rows == 8 ? try db.statement(literal: Self.eventInsert8) : try db.statement(literal: Self.eventInsert1)
+                let insert = rows == 8 ? insert8 : insert1
                 texts.removeAll()
                 for row in 0..<rows {
                     let logged = changes.events[next + row]
@@ -206,6 +197,98 @@ extension SQLiteGeofencingStore {
             }
         }
     }
+
+    /// Writes the rows of devices that have one, `known` giving each one's key and its place in
+    /// `changes`: in key order (neighbouring rows share pages), eight rows per statement.
+    ///
+    /// Each row is an upsert by key that changes the row only when it holds the same id, and a row
+    /// whose key is free would be inserted: either outcome means the key was remembered wrongly
+    /// (never expected; see ``Connection``), so every statement checks that it changed exactly its
+    /// rows and inserted none, and throws ``StaleDeviceKeys`` otherwise (the commit then forgets what
+    /// it remembers and starts again, reading keys from the file).
+    private static func writeKnownDevices(_ known: [(key: Int64, change: Int)], of devices: [DeviceChange],
+                                          into db: Database) throws {
+        var known = known
+        if zip(known, known.dropFirst()).contains(where: { $0.key > $1.key }) {
+            // Sorted as single integers (key above, position below) where they fit: a third of the cost
+            // of sorting the pairs by a closure.
+            if known.count < 1 << 24, known.allSatisfy({ $0.key >= 0 && $0.key < 1 << 39 }) {
+                var packed = known.map { UInt64($0.key) << 24 | UInt64($0.change) }
+                packed.sort()
+                known = packed.map { (Int64($0 >> 24), Int($0 & 0xFF_FFFF)) }
+            } else {
+                known.sort { $0.key < $1.key }
+            }
+        }
+        // Found once: each look-up also clears the statement's 56 bindings (~1,900 instructions), and
+        // every row binds all its parameters anyway.
+        let upsert8 = try db.statement(literal: deviceUpsert8), upsert1 = try db.statement(literal: deviceUpsert1)
+        var texts = TextParameters()
+        var next = 0
+        while next < known.count {
+            let rows = known.count - next >= 8 ? 8 : 1
+            let upsert = rows == 8 ? upsert8 : upsert1
+            texts.removeAll()
+            for row in 0..<rows {
+                let (key, change) = known[next + row]
+                let base = Int32(7 * row)
+                upsert.bind(key, at: base + 1)
+                // Field by field: binding the whole snapshot as an argument copied it.
+                texts.append(devices[change].snapshot.device.rawValue, at: base + 2)
+                upsert.bind(devices[change].snapshot.lastTime, at: base + 3)
+                upsert.bind(devices[change].snapshot.lastCoordinate.latitude, at: base + 4)
+                upsert.bind(devices[change].snapshot.lastCoordinate.longitude, at: base + 5)
+                upsert.bind(Int64(bitPattern: devices[change].snapshot.updateCount), at: base + 6)
+                upsert.bind(devices[change].snapshot.instantVisits.isEmpty
+                            ? nil : InstantVisitCodec.encode(devices[change].snapshot.instantVisits), at: base + 7)
+            }
+            db.lastInsertRowID = 0
+            let result = Result { () throws(DatabaseError) in try upsert.execute(binding: texts) }
+            // The only constraint a row of known values can fail: an insert of an id that has a row.
+            if case .failure(let error) = result, error.resultCode.primary == .constraint { throw StaleDeviceKeys() }
+            try result.get()
+            guard db.changes == rows, db.lastInsertRowID == 0 else { throw StaleDeviceKeys() }
+            next += rows
+        }
+    }
+
+    /// A remembered device key named a row of another device or no row (``writeKnownDevices(_:of:into:)``).
+    struct StaleDeviceKeys: Error {}
+
+    /// Binds `snapshot`'s columns to parameters `base` + 2 … `base` + 7 of a device upsert or insert (the
+    /// key, `base` + 1, is the caller's): the numbers directly, the id appended to `texts`.
+    private static func bind(_ snapshot: DetectionEngine.DeviceSnapshot, to statement: Statement,
+                             texts: inout TextParameters, from base: Int32) {
+        texts.append(snapshot.device.rawValue, at: base + 2)
+        statement.bind(snapshot.lastTime, at: base + 3)
+        statement.bind(snapshot.lastCoordinate.latitude, at: base + 4)
+        statement.bind(snapshot.lastCoordinate.longitude, at: base + 5)
+        statement.bind(Int64(bitPattern: snapshot.updateCount), at: base + 6)
+        // NULL for none, the usual case; copied by SQLite otherwise (bound until the statement runs).
+        statement.bind(snapshot.instantVisits.isEmpty ? nil : InstantVisitCodec.encode(snapshot.instantVisits), at: base + 7)
+    }
+
+    /// A known device's row, by key: parameters 1 key, 2 id, 3 time, 4 latitude, 5 longitude, 6 count,
+    /// 7 instant visits. Only a row that holds the same id is changed (`WHERE`); SQLite overwrites it in
+    /// place, and the id's index is not touched (the id is not set).
+    private static let deviceUpsert1: StaticString = """
+        INSERT OR FAIL INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (key) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
+            longitude = excluded.longitude, update_count = excluded.update_count, instant_visits = excluded.instant_visits
+        WHERE id = excluded.id
+        """
+
+    /// ``deviceUpsert1`` for eight rows, row *r* (from 0) in parameters 7·*r* + 1 … 7·*r* + 7: ≈ 4,800
+    /// instructions a row in SQLite against ≈ 6,400 for one row per statement (see ``eventInsert8``).
+    private static let deviceUpsert8: StaticString = """
+        INSERT OR FAIL INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
+        VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?),
+            (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (key) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
+            longitude = excluded.longitude, update_count = excluded.update_count, instant_visits = excluded.instant_visits
+        WHERE id = excluded.id
+        """
 
     /// The event log's insert of one row; parameters 1–16 are the columns in this order.
     private static let eventInsert1: StaticString = """
