@@ -92,6 +92,8 @@ extension SQLiteGeofencingStore {
             // gives: the largest plus one, so keys keep the order of first appearance) and remembered.
             var known: [(key: Int64, change: Int)] = []
             known.reserveCapacity(changes.devices.count)
+            // Presence rows to write, after this loop (the deletes run in it, before them).
+            var presenceUpserts: [PresenceUpsert] = []
             for (index, change) in changes.devices.enumerated() {
                 let snapshot = change.snapshot
                 let key: Int64
@@ -130,9 +132,11 @@ extension SQLiteGeofencingStore {
                     }
                 }
                 guard change.presenceChanged else { continue }
-                try writePresence(of: snapshot, key: key, stored: change.storedMemberships, into: db)
+                try writePresence(of: snapshot, change: index, key: key, stored: change.storedMemberships,
+                                  into: db, upserts: &presenceUpserts)
             }
             try writeKnownDevices(known, of: changes.devices, into: db)
+            try writePresenceUpserts(presenceUpserts, of: changes.devices, into: db)
         }
 
         if let first = changes.events.first {
@@ -339,11 +343,14 @@ extension SQLiteGeofencingStore {
         texts.append(logged.message, at: base + 16)
     }
 
-    /// Makes the presence rows of `snapshot`'s device its memberships. When the rows held now are known
-    /// (`stored`), only the memberships that differ are written — one row per entry, exit or dwell,
+    /// Makes the presence rows of `snapshot`'s device its memberships: deletes the rows it no longer
+    /// has now, and lists in `upserts` the memberships to write (``writePresenceUpserts(_:of:into:)``
+    /// writes them once every device's deletes are done). When the rows held now are known (`stored`),
+    /// only the memberships that differ are deleted or written — one row per entry, exit or dwell,
     /// instead of all of the device's rows; otherwise the rows are deleted and written again.
-    private static func writePresence(of snapshot: DetectionEngine.DeviceSnapshot, key device: Int64,
-                                      stored: [DetectionEngine.MembershipSnapshot]?, into db: Database) throws {
+    private static func writePresence(of snapshot: DetectionEngine.DeviceSnapshot, change: Int, key device: Int64,
+                                      stored: [DetectionEngine.MembershipSnapshot]?, into db: Database,
+                                      upserts: inout [PresenceUpsert]) throws {
         let memberships = snapshot.memberships
         if let stored {
             for old in stored where !memberships.contains(where: { $0.fence == old.fence }) {
@@ -358,21 +365,58 @@ extension SQLiteGeofencingStore {
             try clear.execute()
         }
         // An upsert: with `stored` known, a changed membership (a dwell fell due) has its row already.
-        let write = try db.statement(literal: """
-            INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
-                visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
-            """)
-        for m in memberships where !(stored?.contains(m) ?? false) {
-            write.bind(device, at: 1)
-            write.bind(m.fence.rawValue, at: 2)
-            write.bind(m.entryTime, at: 3)
-            write.bind(Int64(bitPattern: m.visitSequence), at: 4)
-            write.bind(Int64(m.hasDwelled ? 1 : 0), at: 5)
-            write.bind(m.ordinal.map(Int64.init), at: 6)
-            try write.execute()
+        for (k, m) in memberships.enumerated() where !(stored?.contains(m) ?? false) {
+            upserts.append(PresenceUpsert(key: device, change: change, membership: k))
         }
     }
+
+    /// A presence row to write: the device's key, and where its membership is in the commit's changes.
+    struct PresenceUpsert {
+        var key: Int64
+        var change: Int
+        var membership: Int
+    }
+
+    /// Writes `upserts`, eight rows per statement (as ``eventInsert8``).
+    private static func writePresenceUpserts(_ upserts: [PresenceUpsert], of devices: [DeviceChange], into db: Database) throws {
+        guard !upserts.isEmpty else { return }
+        let upsert8 = try db.statement(literal: presenceUpsert8), upsert1 = try db.statement(literal: presenceUpsert1)
+        var texts = TextParameters()
+        var next = 0
+        while next < upserts.count {
+            let rows = upserts.count - next >= 8 ? 8 : 1
+            let upsert = rows == 8 ? upsert8 : upsert1
+            texts.removeAll()
+            for row in 0..<rows {
+                let entry = upserts[next + row]
+                let base = Int32(6 * row)
+                upsert.bind(entry.key, at: base + 1)
+                texts.append(devices[entry.change].snapshot.memberships[entry.membership].fence.rawValue, at: base + 2)
+                upsert.bind(devices[entry.change].snapshot.memberships[entry.membership].entryTime, at: base + 3)
+                upsert.bind(Int64(bitPattern: devices[entry.change].snapshot.memberships[entry.membership].visitSequence), at: base + 4)
+                upsert.bind(Int64(devices[entry.change].snapshot.memberships[entry.membership].hasDwelled ? 1 : 0), at: base + 5)
+                upsert.bind(devices[entry.change].snapshot.memberships[entry.membership].ordinal.map(Int64.init), at: base + 6)
+            }
+            try upsert.execute(binding: texts)
+            next += rows
+        }
+    }
+
+    /// A presence row: parameters 1 device key, 2 fence, 3 entry time, 4 visit sequence, 5 dwelled, 6 ordinal.
+    private static let presenceUpsert1: StaticString = """
+        INSERT OR FAIL INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
+            visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
+        """
+
+    /// ``presenceUpsert1`` for eight rows, row *r* (from 0) in parameters 6·*r* + 1 … 6·*r* + 6.
+    private static let presenceUpsert8: StaticString = """
+        INSERT OR FAIL INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal)
+        VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?),
+            (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
+            visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
+        """
 
     private static func writeMeta(_ key: String, _ value: Int64, into db: Database) throws {
         let meta = try db.statement(literal: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")

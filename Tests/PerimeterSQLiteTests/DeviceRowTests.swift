@@ -30,7 +30,7 @@ struct DeviceRowTests {
             options: random.next() % 7 == 0 ? DeviceKeyTests.options : nil)
     }
 
-    @Test("random commits of up to 30 devices (new, known, forgotten, reopened): the SQLite store loads what the in-memory store loads",
+    @Test("random commits of up to 30 devices (new, known, forgotten, reopened; presence rewritten or by difference): the SQLite store loads what the in-memory store loads",
           arguments: [SQLiteGeofencingStore.LockingMode.shared, .exclusive])
     func matchesTheInMemoryStore(mode: SQLiteGeofencingStore.LockingMode) throws {
         var random = SplitMix64(seed: mode == .shared ? 1_816 : 6_181)
@@ -41,6 +41,7 @@ struct DeviceRowTests {
         defer { store.close() }
         let memory = InMemoryGeofencingStore()
         var batches = Set<Int>()
+        var committed: [DeviceID: [DetectionEngine.MembershipSnapshot]] = [:]  // the presence rows stored
         for round in 0..<60 {
             var changes = StoreChanges()
             if round > 5, random.next() % 4 == 0 {
@@ -48,9 +49,14 @@ struct DeviceRowTests {
             }
             var chosen = Set<DeviceID>()
             for _ in 0..<Int(random.next() % 31) { chosen.insert(ids[Int(random.next() % 40)]) }
+            for device in changes.forgottenDevices { committed[device] = nil }
+            // Half of the changes name the rows stored now (only the differences are written), the
+            // others not (the device's rows are deleted and written again).
             changes.devices = chosen.sorted().shuffled(using: &random).map {
-                DeviceChange(snapshot: Self.randomSnapshot($0, &random), presenceChanged: true)
+                DeviceChange(snapshot: Self.randomSnapshot($0, &random), presenceChanged: true,
+                             storedMemberships: random.next() % 2 == 0 ? committed[$0, default: []] : nil)
             }
+            for change in changes.devices { committed[change.snapshot.device] = change.snapshot.memberships }
             batches.insert(changes.devices.count / 8)
             guard !changes.isEmpty else { continue }
             try store.commit(changes)
