@@ -5,7 +5,7 @@ internal import CSQLite
 ///
 /// Binding a `String` makes SQLite copy it (an allocation, a copy and a free per value, ≈ 770
 /// instructions, besides making the `String` when the value is not one already); a row of the event
-/// log has six texts. Here the caller appends each text's bytes to one buffer, and the statement
+/// log has up to ten. Here the caller appends each text's bytes to one buffer, and the statement
 /// points SQLite at them for its one step. Reuse one value for many rows (``removeAll()`` between
 /// them) so that the buffer is allocated once.
 public struct TextParameters {
