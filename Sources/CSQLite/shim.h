@@ -11,6 +11,11 @@ static inline int perimeter_sqlite3_bind_text_transient(sqlite3_stmt *statement,
     return sqlite3_bind_text(statement, index, text, length, SQLITE_TRANSIENT);
 }
 
+/// The same for a BLOB (a zero-length one needs a pointer that is not null, which is not read).
+static inline int perimeter_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, const void *bytes, int length) {
+    return sqlite3_bind_blob(statement, index, bytes, length, SQLITE_TRANSIENT);
+}
+
 /// sqlite3_db_config is variadic; this is its SQLITE_DBCONFIG_DEFENSIVE form.
 static inline int perimeter_sqlite3_db_config_defensive(sqlite3 *db, int on) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (int *)0);

@@ -109,8 +109,12 @@ public final class Database {
     /// The number of rows the last INSERT, UPDATE or DELETE changed.
     public var changes: Int32 { sqlite3_changes(handle) }
 
-    /// The rowid of the last row this connection inserted (0 when none).
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    /// The rowid of the last row this connection inserted (0 when none); set it (to 0, say) to tell
+    /// afterwards whether a statement inserted a row.
+    public var lastInsertRowID: Int64 {
+        get { sqlite3_last_insert_rowid(handle) }
+        set { sqlite3_set_last_insert_rowid(handle, newValue) }
+    }
 
     /// Sets how long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
     public func setBusyTimeout(milliseconds: Int32) {

@@ -15,11 +15,24 @@ extension SQLiteGeofencingStore {
         try owner.withConnection("committing to") { connection throws in
             // A bulk commit that could not switch back: try again (its commits stay synced meanwhile).
             if connection.outsideWriteAheadLog { try? restoreWriteAheadLog(&connection) }
-            do {
+            func attempt(_ connection: inout Connection) throws {
                 if bulk {
                     try inBulkTransaction(&connection) { connection in try Self.write(changes, into: &connection) }
                 } else {
                     try connection.db.inTransaction { try Self.write(changes, into: &connection) }
+                }
+            }
+            do {
+                do {
+                    try attempt(&connection)
+                } catch is StaleDeviceKeys {
+                    // Rolled back; once more with every key read from the file in the transaction.
+                    connection.forget()
+                    do {
+                        try attempt(&connection)
+                    } catch is StaleDeviceKeys {
+                        throw GeofencingError(.storageFailure, "a device row changed under the commit that had just read its key; is another program writing to \(path)?")
+                    }
                 }
             } catch {
                 connection.forget()
@@ -74,50 +87,27 @@ extension SQLiteGeofencingStore {
         }
 
         if !changes.devices.isEmpty {
-            let update = try db.statement(literal: """
-                UPDATE device SET last_time = ?2, latitude = ?3, longitude = ?4, update_count = ?5, instant_visits = ?6
-                WHERE key = ?1
-                """)
-            for change in changes.devices {
+            // Known devices (the usual case) are written after this loop, eight rows per statement in key
+            // order (`writeKnownDevices`); a new one is inserted here with the next key (the rowid SQLite
+            // gives: the largest plus one, so keys keep the order of first appearance) and remembered.
+            var known: [(key: Int64, change: Int)] = []
+            known.reserveCapacity(changes.devices.count)
+            // Presence rows to write, after this loop (the deletes run in it, before them).
+            var presenceUpserts: [PresenceUpsert] = []
+            for (index, change) in changes.devices.enumerated() {
                 let snapshot = change.snapshot
-                // A known device (the usual case) is one update by its integer key; a new one is inserted
-                // with the next key (the rowid SQLite gives: the largest plus one, so keys keep the order
-                // of first appearance) and remembered. Both statements number their parameters alike:
-                // ?1 key (NULL for a new device) or ?7 id, ?2 time, ?3 latitude, ?4 longitude, ?5 count,
-                // ?6 instant visits (NULL for none, the usual case).
-                func executeDevice(_ statement: Statement, key: Int64?) throws {
-                    statement.bind(key, at: 1)
-                    statement.bind(snapshot.lastTime, at: 2)
-                    statement.bind(snapshot.lastCoordinate.latitude, at: 3)
-                    statement.bind(snapshot.lastCoordinate.longitude, at: 4)
-                    statement.bind(Int64(bitPattern: snapshot.updateCount), at: 5)
-                    if key == nil { statement.bind(snapshot.device.rawValue, at: 7) }
-                    if snapshot.instantVisits.isEmpty {
-                        statement.bind(nil as Int64?, at: 6)
-                        try statement.execute()
-                    } else {
-                        try statement.execute(binding: InstantVisitCodec.encode(snapshot.instantVisits), at: 6)
-                    }
-                }
-                var known = try connection.key(of: snapshot.device)
-                if let key = known {
-                    try executeDevice(update, key: key)
-                    if db.changes == 0 {
-                        // Remembered wrongly (never expected): ask the file from now on.
-                        connection.forget()
-                        known = try connection.key(of: snapshot.device)
-                        if let key = known { try executeDevice(update, key: key) }
-                    }
-                }
                 let key: Int64
-                if let known {
-                    key = known
+                if let remembered = try connection.key(of: snapshot.device) {
+                    key = remembered
+                    known.append((remembered, index))
                 } else {
                     let insert = try db.statement(literal: """
                         INSERT INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
-                        VALUES (?1, ?7, ?2, ?3, ?4, ?5, ?6)
+                        VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7)
                         """)
-                    try executeDevice(insert, key: nil)
+                    var texts = TextParameters()
+                    bind(snapshot, to: insert, texts: &texts, from: 0)
+                    try insert.execute(binding: texts)
                     key = db.lastInsertRowID
                     connection.deviceKeys[snapshot.device] = key
                 }
@@ -142,8 +132,11 @@ extension SQLiteGeofencingStore {
                     }
                 }
                 guard change.presenceChanged else { continue }
-                try writePresence(of: snapshot, key: key, stored: change.storedMemberships, into: db)
+                try writePresence(of: snapshot, change: index, key: key, stored: change.storedMemberships,
+                                  into: db, upserts: &presenceUpserts)
             }
+            try writeKnownDevices(known, of: changes.devices, into: db)
+            try writePresenceUpserts(presenceUpserts, of: changes.devices, into: db)
         }
 
         if let first = changes.events.first {
@@ -151,36 +144,29 @@ extension SQLiteGeofencingStore {
             guard first.sequence == last + 1 else {
                 throw GeofencingError(.storageFailure, "event sequence \(first.sequence) does not continue the stored log, which ends at \(last); is another service writing to this store?")
             }
-            let insert = try db.statement(literal: """
-                INSERT INTO event (sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
-                    observed_at, reason, fence_name, grp, properties, message)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
             let writer = JSONWriter()
+            // Each row's texts go into one reused buffer, bound without a copy; the ids are written
+            // from their bits (the same 32 digits `event.id` makes, without making the String).
+            var texts = TextParameters()
             var expected = first.sequence
-            for logged in changes.events {
-                guard logged.sequence == expected else {
-                    throw GeofencingError(.storageFailure, "event sequence \(logged.sequence) leaves a gap after \(expected - 1)")
+            // Found once, as in `writeKnownDevices`; every row binds all its parameters.
+            let insert8 = try db.statement(literal: Self.eventInsert8), insert1 = try db.statement(literal: Self.eventInsert1)
+            var next = changes.events.startIndex
+            while next < changes.events.endIndex {
+                // Eight rows per statement where there are eight (see `eventInsert8`), else one.
+                let rows = changes.events.endIndex - next >= 8 ? 8 : 1
+                let insert = rows == 8 ? insert8 : insert1
+                texts.removeAll()
+                for row in 0..<rows {
+                    let logged = changes.events[next + row]
+                    guard logged.sequence == expected else {
+                        throw GeofencingError(.storageFailure, "event sequence \(logged.sequence) leaves a gap after \(expected - 1)")
+                    }
+                    expected += 1
+                    bind(logged, to: insert, texts: &texts, from: Int32(16 * row), writer: writer)
                 }
-                expected += 1
-                let event = logged.event
-                insert.bind(logged.sequence, at: 1)
-                insert.bind(event.id, at: 2)
-                insert.bind(event.visitID, at: 3)
-                insert.bind(event.kind.rawValue, at: 4)
-                insert.bind(event.fence.rawValue, at: 5)
-                insert.bind(event.device.rawValue, at: 6)
-                insert.bind(event.time.timeIntervalSinceReferenceDate, at: 7)
-                insert.bind(event.coordinate.latitude, at: 8)
-                insert.bind(event.coordinate.longitude, at: 9)
-                insert.bind(event.timeInside, at: 10)
-                insert.bind(event.observedAt.timeIntervalSinceReferenceDate, at: 11)
-                insert.bind(event.reason.rawValue, at: 12)
-                insert.bind(logged.fenceName, at: 13)
-                insert.bind(logged.group, at: 14)
-                insert.bind(logged.properties.isEmpty ? nil : writer.string(.object(logged.properties)), at: 15)
-                insert.bind(logged.message, at: 16)
-                try insert.execute()
+                try insert.execute(binding: texts)
+                next += rows
             }
             connection.lastEventSequence = expected - 1
         }
@@ -216,11 +202,155 @@ extension SQLiteGeofencingStore {
         }
     }
 
-    /// Makes the presence rows of `snapshot`'s device its memberships. When the rows held now are known
-    /// (`stored`), only the memberships that differ are written — one row per entry, exit or dwell,
+    /// Writes the rows of devices that have one, `known` giving each one's key and its place in
+    /// `changes`: in key order (neighbouring rows share pages), eight rows per statement.
+    ///
+    /// Each row is an upsert by key that changes the row only when it holds the same id, and a row
+    /// whose key is free would be inserted: either outcome means the key was remembered wrongly
+    /// (never expected; see ``Connection``), so every statement checks that it changed exactly its
+    /// rows and inserted none, and throws ``StaleDeviceKeys`` otherwise (the commit then forgets what
+    /// it remembers and starts again, reading keys from the file).
+    private static func writeKnownDevices(_ known: [(key: Int64, change: Int)], of devices: [DeviceChange],
+                                          into db: Database) throws {
+        var known = known
+        if zip(known, known.dropFirst()).contains(where: { $0.key > $1.key }) {
+            // Sorted as single integers (key above, position below) where they fit: a third of the cost
+            // of sorting the pairs by a closure.
+            if known.count < 1 << 24, known.allSatisfy({ $0.key >= 0 && $0.key < 1 << 39 }) {
+                var packed = known.map { UInt64($0.key) << 24 | UInt64($0.change) }
+                packed.sort()
+                known = packed.map { (Int64($0 >> 24), Int($0 & 0xFF_FFFF)) }
+            } else {
+                known.sort { $0.key < $1.key }
+            }
+        }
+        // Found once: each look-up also clears the statement's 56 bindings (~1,900 instructions), and
+        // every row binds all its parameters anyway.
+        let upsert8 = try db.statement(literal: deviceUpsert8), upsert1 = try db.statement(literal: deviceUpsert1)
+        var texts = TextParameters()
+        var next = 0
+        while next < known.count {
+            let rows = known.count - next >= 8 ? 8 : 1
+            let upsert = rows == 8 ? upsert8 : upsert1
+            texts.removeAll()
+            for row in 0..<rows {
+                let (key, change) = known[next + row]
+                let base = Int32(7 * row)
+                upsert.bind(key, at: base + 1)
+                // Field by field: binding the whole snapshot as an argument copied it.
+                texts.append(devices[change].snapshot.device.rawValue, at: base + 2)
+                upsert.bind(devices[change].snapshot.lastTime, at: base + 3)
+                upsert.bind(devices[change].snapshot.lastCoordinate.latitude, at: base + 4)
+                upsert.bind(devices[change].snapshot.lastCoordinate.longitude, at: base + 5)
+                upsert.bind(Int64(bitPattern: devices[change].snapshot.updateCount), at: base + 6)
+                upsert.bind(devices[change].snapshot.instantVisits.isEmpty
+                            ? nil : InstantVisitCodec.encode(devices[change].snapshot.instantVisits), at: base + 7)
+            }
+            db.lastInsertRowID = 0
+            let result = Result { () throws(DatabaseError) in try upsert.execute(binding: texts) }
+            // The only constraint a row of known values can fail: an insert of an id that has a row.
+            if case .failure(let error) = result, error.resultCode.primary == .constraint { throw StaleDeviceKeys() }
+            try result.get()
+            guard db.changes == rows, db.lastInsertRowID == 0 else { throw StaleDeviceKeys() }
+            next += rows
+        }
+    }
+
+    /// A remembered device key named a row of another device or no row (``writeKnownDevices(_:of:into:)``).
+    struct StaleDeviceKeys: Error {}
+
+    /// Binds `snapshot`'s columns to parameters `base` + 2 … `base` + 7 of a device upsert or insert (the
+    /// key, `base` + 1, is the caller's): the numbers directly, the id appended to `texts`.
+    private static func bind(_ snapshot: DetectionEngine.DeviceSnapshot, to statement: Statement,
+                             texts: inout TextParameters, from base: Int32) {
+        texts.append(snapshot.device.rawValue, at: base + 2)
+        statement.bind(snapshot.lastTime, at: base + 3)
+        statement.bind(snapshot.lastCoordinate.latitude, at: base + 4)
+        statement.bind(snapshot.lastCoordinate.longitude, at: base + 5)
+        statement.bind(Int64(bitPattern: snapshot.updateCount), at: base + 6)
+        // NULL for none, the usual case; copied by SQLite otherwise (bound until the statement runs).
+        statement.bind(snapshot.instantVisits.isEmpty ? nil : InstantVisitCodec.encode(snapshot.instantVisits), at: base + 7)
+    }
+
+    /// A known device's row, by key: parameters 1 key, 2 id, 3 time, 4 latitude, 5 longitude, 6 count,
+    /// 7 instant visits. Only a row that holds the same id is changed (`WHERE`); SQLite overwrites it in
+    /// place, and the id's index is not touched (the id is not set).
+    private static let deviceUpsert1: StaticString = """
+        INSERT OR FAIL INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (key) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
+            longitude = excluded.longitude, update_count = excluded.update_count, instant_visits = excluded.instant_visits
+        WHERE id = excluded.id
+        """
+
+    /// ``deviceUpsert1`` for eight rows, row *r* (from 0) in parameters 7·*r* + 1 … 7·*r* + 7: ≈ 4,800
+    /// instructions a row in SQLite against ≈ 6,400 for one row per statement (see ``eventInsert8``).
+    private static let deviceUpsert8: StaticString = """
+        INSERT OR FAIL INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
+        VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?),
+            (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (key) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
+            longitude = excluded.longitude, update_count = excluded.update_count, instant_visits = excluded.instant_visits
+        WHERE id = excluded.id
+        """
+
+    /// The event log's insert of one row; parameters 1–16 are the columns in this order.
+    private static let eventInsert1: StaticString = """
+        INSERT OR FAIL INTO event (sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
+            observed_at, reason, fence_name, grp, properties, message)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    /// The event log's insert of eight rows, row *r* (from 0) in parameters 16·*r* + 1 … 16·*r* + 16.
+    ///
+    /// SQLite sets up and tears down a statement for every step (its cursor, its registers' memory):
+    /// per row of the one-row insert ≈ 6,500 instructions, ≈ 4,800 with eight rows per step. `OR FAIL`:
+    /// a statement of several rows that may fail half-way otherwise opens a statement journal to undo
+    /// its own rows (≈ 300 instructions a row); a failure rolls the whole commit back anyway.
+    private static let eventInsert8: StaticString = """
+        INSERT OR FAIL INTO event (sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
+            observed_at, reason, fence_name, grp, properties, message)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+            (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+            (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+            (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    /// Binds `logged`'s columns to parameters `base` + 1 … `base` + 16 of an event insert: the numbers
+    /// directly, the texts appended to `texts` (bound when the statement runs).
+    private static func bind(_ logged: GeofencingEvent, to insert: Statement, texts: inout TextParameters, from base: Int32,
+                             writer: JSONWriter) {
+        let event = logged.event
+        insert.bind(logged.sequence, at: base + 1)
+        insert.bind(event.time.timeIntervalSinceReferenceDate, at: base + 7)
+        insert.bind(event.coordinate.latitude, at: base + 8)
+        insert.bind(event.coordinate.longitude, at: base + 9)
+        insert.bind(event.timeInside, at: base + 10)
+        insert.bind(event.observedAt.timeIntervalSinceReferenceDate, at: base + 11)
+        texts.append(at: base + 2) { event.appendIDUTF8(to: &$0) }
+        texts.append(at: base + 3) { event.appendVisitIDUTF8(to: &$0) }
+        texts.append(event.kind.rawValue, at: base + 4)
+        texts.append(event.fence.rawValue, at: base + 5)
+        texts.append(event.device.rawValue, at: base + 6)
+        texts.append(event.reason.rawValue, at: base + 12)
+        texts.append(logged.fenceName, at: base + 13)
+        texts.append(logged.group, at: base + 14)
+        if logged.properties.isEmpty {
+            texts.append(nil, at: base + 15)
+        } else {
+            texts.append(at: base + 15) { writer.write(.object(logged.properties), into: &$0) }
+        }
+        texts.append(logged.message, at: base + 16)
+    }
+
+    /// Makes the presence rows of `snapshot`'s device its memberships: deletes the rows it no longer
+    /// has now, and lists in `upserts` the memberships to write (``writePresenceUpserts(_:of:into:)``
+    /// writes them once every device's deletes are done). When the rows held now are known (`stored`),
+    /// only the memberships that differ are deleted or written — one row per entry, exit or dwell,
     /// instead of all of the device's rows; otherwise the rows are deleted and written again.
-    private static func writePresence(of snapshot: DetectionEngine.DeviceSnapshot, key device: Int64,
-                                      stored: [DetectionEngine.MembershipSnapshot]?, into db: Database) throws {
+    private static func writePresence(of snapshot: DetectionEngine.DeviceSnapshot, change: Int, key device: Int64,
+                                      stored: [DetectionEngine.MembershipSnapshot]?, into db: Database,
+                                      upserts: inout [PresenceUpsert]) throws {
         let memberships = snapshot.memberships
         if let stored {
             for old in stored where !memberships.contains(where: { $0.fence == old.fence }) {
@@ -235,21 +365,58 @@ extension SQLiteGeofencingStore {
             try clear.execute()
         }
         // An upsert: with `stored` known, a changed membership (a dwell fell due) has its row already.
-        let write = try db.statement(literal: """
-            INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
-                visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
-            """)
-        for m in memberships where !(stored?.contains(m) ?? false) {
-            write.bind(device, at: 1)
-            write.bind(m.fence.rawValue, at: 2)
-            write.bind(m.entryTime, at: 3)
-            write.bind(Int64(bitPattern: m.visitSequence), at: 4)
-            write.bind(Int64(m.hasDwelled ? 1 : 0), at: 5)
-            write.bind(m.ordinal.map(Int64.init), at: 6)
-            try write.execute()
+        for (k, m) in memberships.enumerated() where !(stored?.contains(m) ?? false) {
+            upserts.append(PresenceUpsert(key: device, change: change, membership: k))
         }
     }
+
+    /// A presence row to write: the device's key, and where its membership is in the commit's changes.
+    struct PresenceUpsert {
+        var key: Int64
+        var change: Int
+        var membership: Int
+    }
+
+    /// Writes `upserts`, eight rows per statement (as ``eventInsert8``).
+    private static func writePresenceUpserts(_ upserts: [PresenceUpsert], of devices: [DeviceChange], into db: Database) throws {
+        guard !upserts.isEmpty else { return }
+        let upsert8 = try db.statement(literal: presenceUpsert8), upsert1 = try db.statement(literal: presenceUpsert1)
+        var texts = TextParameters()
+        var next = 0
+        while next < upserts.count {
+            let rows = upserts.count - next >= 8 ? 8 : 1
+            let upsert = rows == 8 ? upsert8 : upsert1
+            texts.removeAll()
+            for row in 0..<rows {
+                let entry = upserts[next + row]
+                let base = Int32(6 * row)
+                upsert.bind(entry.key, at: base + 1)
+                texts.append(devices[entry.change].snapshot.memberships[entry.membership].fence.rawValue, at: base + 2)
+                upsert.bind(devices[entry.change].snapshot.memberships[entry.membership].entryTime, at: base + 3)
+                upsert.bind(Int64(bitPattern: devices[entry.change].snapshot.memberships[entry.membership].visitSequence), at: base + 4)
+                upsert.bind(Int64(devices[entry.change].snapshot.memberships[entry.membership].hasDwelled ? 1 : 0), at: base + 5)
+                upsert.bind(devices[entry.change].snapshot.memberships[entry.membership].ordinal.map(Int64.init), at: base + 6)
+            }
+            try upsert.execute(binding: texts)
+            next += rows
+        }
+    }
+
+    /// A presence row: parameters 1 device key, 2 fence, 3 entry time, 4 visit sequence, 5 dwelled, 6 ordinal.
+    private static let presenceUpsert1: StaticString = """
+        INSERT OR FAIL INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
+            visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
+        """
+
+    /// ``presenceUpsert1`` for eight rows, row *r* (from 0) in parameters 6·*r* + 1 … 6·*r* + 6.
+    private static let presenceUpsert8: StaticString = """
+        INSERT OR FAIL INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal)
+        VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?),
+            (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
+            visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
+        """
 
     private static func writeMeta(_ key: String, _ value: Int64, into db: Database) throws {
         let meta = try db.statement(literal: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")

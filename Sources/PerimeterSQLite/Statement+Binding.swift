@@ -17,6 +17,17 @@ extension Statement {
         bind(value?.timeIntervalSince1970, at: index)
     }
 
+    /// Binds bytes as a BLOB (copied by SQLite; NULL for `nil`).
+    public func bind(_ bytes: [UInt8]?, at index: Int32) {
+        guard let bytes else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        bytes.withUnsafeBytes { raw in
+            _ = perimeter_sqlite3_bind_blob_transient(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, Int32(raw.count))
+        }
+    }
+
     /// `column` of the current row as a flag: `true` for any integer but 0.
     public func bool(_ column: Int32) -> Bool { int64(column) != 0 }
 

@@ -1,0 +1,79 @@
+internal import CSQLite
+
+/// The text parameters of one row of a statement, their bytes gathered in one buffer that
+/// ``Statement/execute(binding:)`` binds without a copy.
+///
+/// Binding a `String` makes SQLite copy it (an allocation, a copy and a free per value, ≈ 770
+/// instructions, besides making the `String` when the value is not one already); a row of the event
+/// log has up to ten. Here the caller appends each text's bytes to one buffer, and the statement
+/// points SQLite at them for its one step. Reuse one value for many rows (``removeAll()`` between
+/// them) so that the buffer is allocated once.
+public struct TextParameters {
+    /// The bytes of the texts, one after another.
+    private var bytes: [UInt8] = []
+    /// Per parameter: its index and the range of its bytes in ``bytes``; a `nil` range binds NULL.
+    private var fields: [(index: Int32, range: Range<Int>?)] = []
+
+    /// No parameters.
+    public init() {}
+
+    /// Forgets every parameter, keeping the storage for the next row.
+    public mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        fields.removeAll(keepingCapacity: true)
+    }
+
+    /// Binds `text` at `index` (NULL for `nil`).
+    public mutating func append(_ text: String?, at index: Int32) {
+        guard let text else {
+            fields.append((index, nil))
+            return
+        }
+        append(at: index) { $0.append(contentsOf: text.utf8) }
+    }
+
+    /// Binds at `index` the bytes that `write` appends to the buffer it is given (which may already
+    /// hold other parameters' bytes: `write` must only append). They must be valid UTF-8: SQLite does
+    /// not check.
+    public mutating func append(at index: Int32, _ write: (inout [UInt8]) throws -> Void) rethrows {
+        let start = bytes.count
+        try write(&bytes)
+        fields.append((index, start..<bytes.count))
+    }
+
+    /// Calls `body` with the bytes' address (not null, even with no bytes) and the parameters; the
+    /// address is valid inside `body` only.
+    fileprivate func withBytes<Result>(_ body: (UnsafePointer<CChar>, [(index: Int32, range: Range<Int>?)]) -> Result) -> Result {
+        bytes.withUnsafeBytes { raw in
+            // SQLite binds NULL for a null pointer, also with a length of 0; a text of no bytes
+            // needs an address that is not null (it is never read).
+            let base = (raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self)
+            return body(base, fields)
+        }
+    }
+}
+
+extension Statement {
+    /// Binds `texts` at their indices without a copy, runs the statement to completion, resets it and
+    /// binds NULL at those indices again, so that no pointer to the bytes stays bound after this call.
+    /// Bind the statement's other parameters as usual, before.
+    public func execute(binding texts: TextParameters) throws(DatabaseError) {
+        let handle = handle
+        let code = texts.withBytes { base, fields -> Int32 in
+            for (index, range) in fields {
+                if let range {
+                    sqlite3_bind_text(handle, index, base + range.lowerBound, Int32(range.count), nil)
+                } else {
+                    sqlite3_bind_null(handle, index)
+                }
+            }
+            let code = sqlite3_step(handle)
+            sqlite3_reset(handle)
+            for (index, range) in fields where range != nil {
+                sqlite3_bind_null(handle, index)
+            }
+            return code
+        }
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
+    }
+}
