@@ -47,6 +47,16 @@ struct GridLayout: Sendable {
         return (Int(fx), Int(fy))
     }
 
+    /// The column (or row) of a point whose grid coordinate `(x − originX) · inverseSide` (or the same in
+    /// y) is `v`, for `0 ≤ v < columns` (or rows): ⌊v⌋, or, when `v` is a whole number k ≥ 1, k − 1 or
+    /// k. Either cell holds the point (it lies on their common side), which is all the query's exactness
+    /// argument asks of the lookup (docs/fence-index.md). Computed as `v − 1/2` rounded to the nearest
+    /// integer by adding 2⁵² (exact below 2⁵¹), without the range checks of `Int(_:)`.
+    @inline(__always)
+    static func cellIndex(_ v: Double) -> Int {
+        Int(truncatingIfNeeded: ((v - 0.5) + 0x1p52).bitPattern & 0xF_FFFF_FFFF_FFFF)
+    }
+
     /// Columns whose cells meet the closed longitude interval `lo…hi`, clamped to the grid.
     func columns(from lo: Double, to hi: Double) -> ClosedRange<Int>? {
         clampedRange((lo - originX) * inverseSide, (hi - originX) * inverseSide, columns)
