@@ -7,7 +7,8 @@ extension RegionIndex {
     /// and with one data-dependent branch per edge.
     ///
     /// Per edge, the box test (is the edge strictly beside the box of the segment c–q?) runs on both
-    /// coordinates at once and reuses each vertex's comparisons for the two edges that share it. An edge
+    /// coordinates at once: the edge's box from a lane-wise maximum and minimum, its two gaps to the box
+    /// of c–q, one minimum over the lanes, one branch. An edge
     /// it keeps (about one in five) has its ends' orientations against the line c–q read from one
     /// determinant each, compared with the entry's static bound; an edge with both ends certainly on one
     /// side is done. The rest (about one in six) have the orientations of c and q against the line a–b
