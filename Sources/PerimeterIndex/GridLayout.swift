@@ -47,6 +47,18 @@ struct GridLayout: Sendable {
         return (Int(fx), Int(fy))
     }
 
+    /// The column (or row) of a point whose grid coordinate `(x − originX) · inverseSide` (or the same in
+    /// y) is `v`, for `0 ≤ v < columns` (or rows): ⌊v⌋, or, when `v` is a whole number k ≥ 1, k − 1 or
+    /// k. Either cell holds the point (it lies on their common side), which is all the query's exactness
+    /// argument asks of the lookup (docs/fence-index.md). Computed without the range checks of `Int(_:)`:
+    /// `v − 1/2` (exact for v ≥ 1/2) plus 1.5 · 2⁵² lies in [2⁵², 2⁵³), where doubles are the whole numbers,
+    /// so the sum is `v − 1/2` rounded to the nearest one (ties to even), and its bit pattern minus that
+    /// of 1.5 · 2⁵² is that number; valid for v < 2⁵¹.
+    @inline(__always)
+    static func cellIndex(_ v: Double) -> Int {
+        Int(truncatingIfNeeded: ((v - 0.5) + 0x1.8p52).bitPattern &- (0x1.8p52 as Double).bitPattern)
+    }
+
     /// Columns whose cells meet the closed longitude interval `lo…hi`, clamped to the grid.
     func columns(from lo: Double, to hi: Double) -> ClosedRange<Int>? {
         clampedRange((lo - originX) * inverseSide, (hi - originX) * inverseSide, columns)

@@ -7,7 +7,8 @@ extension RegionIndex {
     /// and with one data-dependent branch per edge.
     ///
     /// Per edge, the box test (is the edge strictly beside the box of the segment c–q?) runs on both
-    /// coordinates at once and reuses each vertex's comparisons for the two edges that share it. An edge
+    /// coordinates at once: the edge's box from a lane-wise maximum and minimum, its two gaps to the box
+    /// of c–q, one minimum over the lanes, one branch. An edge
     /// it keeps (about one in five) has its ends' orientations against the line c–q read from one
     /// determinant each, compared with the entry's static bound; an edge with both ends certainly on one
     /// side is done. The rest (about one in six) have the orientations of c and q against the line a–b
@@ -24,23 +25,25 @@ extension RegionIndex {
         let dqx = qx - cx, dqy = qy - cy
         let lower = SIMD2(Swift.min(cx, qx), Swift.min(cy, qy))
         let upper = SIMD2(Swift.max(cx, qx), Swift.max(cy, qy))
-        // Per vertex, the lanes (x, y) in which it lies below the box and above it. Written as "not at or
-        // above" and "not at or below" so that a chain break's NaN lies on every side: a pseudo-edge
-        // touching a break is then beside the box unless its other end lies in it (and the NaN check
-        // below drops it then).
         var a = SIMD2(records[first].x, records[first].y)
-        var belowA = .!(a .>= lower), aboveA = .!(a .<= upper)
         var k = first + 1
         while k < end {
             let b = SIMD2(records[k].x, records[k].y)
             k += 1
-            let belowB = .!(b .>= lower), aboveB = .!(b .<= upper)
-            let beside = any((belowA .& belowB) .| (aboveA .& aboveB))
+            // The edge's box, both coordinates at once (lane-wise maximum and minimum), and per coordinate
+            // the smaller of its two gaps to the box of c–q: how far its upper end reaches past the lower
+            // side, and the box's upper side past the edge's lower end. A negative gap in one lane puts the
+            // edge strictly beside the box (the sign of a difference of finite values is exact). The
+            // selections propagate a NaN of `a` (the first record after a chain break), so that one of
+            // the two pseudo-edges at a break is always beside the box (`!(gap >= 0)` holds for NaN); the
+            // other passes when its finite end lies in the box, and the NaN check below drops it.
+            let high = a.replacing(with: b, where: b .> a)
+            let low = a.replacing(with: b, where: b .< a)
+            let gapLow = high - lower, gapHigh = upper - low
+            let gap = gapLow.replacing(with: gapHigh, where: gapHigh .< gapLow)
             let ax = a.x, ay = a.y, bx = b.x, by = b.y
             a = b
-            belowA = belowB
-            aboveA = aboveB
-            if beside { continue }
+            if !(Swift.min(gap.x, gap.y) >= 0) { continue }
             if ax.isNaN || bx.isNaN { continue }
             let d1 = dqx * (ay - cy) - dqy * (ax - cx)
             let d2 = dqx * (by - cy) - dqy * (bx - cx)

@@ -51,6 +51,22 @@ public struct RegionIndex: Sendable {
     public func regions(containing point: Coordinate, into result: inout [Int32]) {
         if !result.isEmpty { result.removeAll(keepingCapacity: true) }
         let x = point.longitude, y = point.latitude
+        let fx = (x - grid.originX) * grid.inverseSide, fy = (y - grid.originY) * grid.inverseSide
+        // The common case in one run of comparisons, each false for NaN: inside the grid and inside the
+        // valid range.
+        guard fx >= 0, fy >= 0, fx < Double(grid.columns), fy < Double(grid.rows),
+              x > -180, x < 180, y >= -90, y <= 90 else {
+            return regionsOffGrid(point, &result)
+        }
+        scanCell(column: GridLayout.cellIndex(fx), row: GridLayout.cellIndex(fy), point, &result)
+        if !alwaysTested.isEmpty { mergeAlwaysTested(point, &result) }
+    }
+
+    /// ``regions(containing:into:)`` for a point outside the grid or outside the valid range (NaN
+    /// included), `result` already empty.
+    @inline(never)
+    private func regionsOffGrid(_ point: Coordinate, _ result: inout [Int32]) {
+        let x = point.longitude, y = point.latitude
         if x.isNaN || y.isNaN { return }
         guard x > -180, x < 180, y >= -90, y <= 90 else {
             if (x == 180 || x == -180) && y >= -90 && y <= 90 {
@@ -62,9 +78,7 @@ public struct RegionIndex: Sendable {
             if !alwaysTested.isEmpty { mergeAlwaysTested(point, &result) }
             return
         }
-        if let (column, row) = grid.cell(x: x, y: y) {
-            scanCell(column: column, row: row, point, &result)
-        }
+        // Inside the valid range but outside the grid: no cell, only the always-tested regions.
         if !alwaysTested.isEmpty { mergeAlwaysTested(point, &result) }
     }
 
@@ -86,10 +100,12 @@ public struct RegionIndex: Sendable {
         }
     }
 
-    /// Evaluates the entries of one cell.
+    /// Evaluates the entries of one cell (inlined: the query makes no call on its common path).
+    @inline(__always)
     private func scanCell(column: Int, row: Int, _ point: Coordinate, _ result: inout [Int32]) {
-        let cell = row * grid.columns + column
-        let first = Int(cellStart[cell]), end = Int(cellStart[cell + 1])
+        // In range: the caller's cell is in the grid, and `cellStart` has one slot more than cells.
+        let cell = row &* grid.columns &+ column
+        let (first, end) = cellStart.withUnsafeBufferPointer { (Int($0[cell]), Int($0[cell &+ 1])) }
         guard first < end else { return }
         let qx = point.longitude, qy = point.latitude
         // The reference point of the entries that store none.
@@ -105,8 +121,8 @@ public struct RegionIndex: Sendable {
                 var needsExact = false
                 repeat {
                     let flags = header.flags
-                    let bodyStart = i + 1
-                    i = bodyStart + header.count
+                    let bodyStart = i &+ 1
+                    i = bodyStart &+ header.count
                     if !hit {
                         if flags & CellEntry.exactFlag != 0 { needsExact = true }
                         hit = bodyStart == i
