@@ -151,14 +151,12 @@ extension SQLiteGeofencingStore {
             var expected = first.sequence
             // Found once, as in `writeKnownDevices`; every row binds all its parameters.
             let insert8 = try db.statement(literal: Self.eventInsert8), insert1 = try db.statement(literal: Self.eventInsert1)
-            var next = changes.events.startIndex
-            while next < changes.events.endIndex {
-                // Eight rows per statement where there are eight (see `eventInsert8`), else one.
-                let rows = changes.events.endIndex - next >= 8 ? 8 : 1
-                let insert = rows == 8 ? insert8 : insert1
+            let events = changes.events.startIndex
+            try forEachRowGroup(of: changes.events.count) { group in
+                let insert = group.count == 8 ? insert8 : insert1
                 texts.removeAll()
-                for row in 0..<rows {
-                    let logged = changes.events[next + row]
+                for row in 0..<group.count {
+                    let logged = changes.events[events + group.lowerBound + row]
                     guard logged.sequence == expected else {
                         throw GeofencingError(.storageFailure, "event sequence \(logged.sequence) leaves a gap after \(expected - 1)")
                     }
@@ -166,7 +164,6 @@ extension SQLiteGeofencingStore {
                     bind(logged, to: insert, texts: &texts, from: Int32(16 * row), writer: writer)
                 }
                 try insert.execute(binding: texts)
-                next += rows
             }
             connection.lastEventSequence = expected - 1
         }
@@ -228,13 +225,11 @@ extension SQLiteGeofencingStore {
         // every row binds all its parameters anyway.
         let upsert8 = try db.statement(literal: deviceUpsert8), upsert1 = try db.statement(literal: deviceUpsert1)
         var texts = TextParameters()
-        var next = 0
-        while next < known.count {
-            let rows = known.count - next >= 8 ? 8 : 1
-            let upsert = rows == 8 ? upsert8 : upsert1
+        try forEachRowGroup(of: known.count) { group in
+            let upsert = group.count == 8 ? upsert8 : upsert1
             texts.removeAll()
-            for row in 0..<rows {
-                let (key, change) = known[next + row]
+            for row in 0..<group.count {
+                let (key, change) = known[group.lowerBound + row]
                 let base = Int32(7 * row)
                 upsert.bind(key, at: base + 1)
                 // Field by field: binding the whole snapshot as an argument copied it.
@@ -251,8 +246,7 @@ extension SQLiteGeofencingStore {
             // The only constraint a row of known values can fail: an insert of an id that has a row.
             if case .failure(let error) = result, error.resultCode.primary == .constraint { throw StaleDeviceKeys() }
             try result.get()
-            guard db.changes == rows, db.lastInsertRowID == 0 else { throw StaleDeviceKeys() }
-            next += rows
+            guard db.changes == group.count, db.lastInsertRowID == 0 else { throw StaleDeviceKeys() }
         }
     }
 
@@ -382,13 +376,11 @@ extension SQLiteGeofencingStore {
         guard !upserts.isEmpty else { return }
         let upsert8 = try db.statement(literal: presenceUpsert8), upsert1 = try db.statement(literal: presenceUpsert1)
         var texts = TextParameters()
-        var next = 0
-        while next < upserts.count {
-            let rows = upserts.count - next >= 8 ? 8 : 1
-            let upsert = rows == 8 ? upsert8 : upsert1
+        try forEachRowGroup(of: upserts.count) { group in
+            let upsert = group.count == 8 ? upsert8 : upsert1
             texts.removeAll()
-            for row in 0..<rows {
-                let entry = upserts[next + row]
+            for row in 0..<group.count {
+                let entry = upserts[group.lowerBound + row]
                 let base = Int32(6 * row)
                 upsert.bind(entry.key, at: base + 1)
                 texts.append(devices[entry.change].snapshot.memberships[entry.membership].fence.rawValue, at: base + 2)
@@ -398,6 +390,17 @@ extension SQLiteGeofencingStore {
                 upsert.bind(devices[entry.change].snapshot.memberships[entry.membership].ordinal.map(Int64.init), at: base + 6)
             }
             try upsert.execute(binding: texts)
+        }
+    }
+
+    /// Calls `body` with the rows `0..<count` in groups, as the commit's statements take them: eight
+    /// rows a statement while eight remain (the `…8` statements, see ``eventInsert8``), then one.
+    @inline(__always)
+    private static func forEachRowGroup(of count: Int, _ body: (Range<Int>) throws -> Void) rethrows {
+        var next = 0
+        while next < count {
+            let rows = count - next >= 8 ? 8 : 1
+            try body(next..<next + rows)
             next += rows
         }
     }
