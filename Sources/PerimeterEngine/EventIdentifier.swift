@@ -27,17 +27,22 @@ enum EventIdentifier: Hashable, Sendable {
     var text: String {
         switch self {
         case let .bits(high, low):
-            String(unsafeUninitializedCapacity: 32) { buffer in
-                let raw = UnsafeMutableRawBufferPointer(buffer)
-                let (h0, h1) = StableHash.hexWords(high), (l0, l1) = StableHash.hexWords(low)
-                raw.storeBytes(of: h0.littleEndian, toByteOffset: 0, as: UInt64.self)
-                raw.storeBytes(of: h1.littleEndian, toByteOffset: 8, as: UInt64.self)
-                raw.storeBytes(of: l0.littleEndian, toByteOffset: 16, as: UInt64.self)
-                raw.storeBytes(of: l1.littleEndian, toByteOffset: 24, as: UInt64.self)
-                return 32
+            withUnsafeBytes(of: Self.digits(high: high, low: low)) { digits in
+                String(unsafeUninitializedCapacity: 32) { buffer in
+                    UnsafeMutableRawBufferPointer(buffer).copyMemory(from: digits)
+                    return 32
+                }
             }
         case let .text(text): text
         }
+    }
+
+    /// The 32 hex digits of `high` then `low`, in text order in memory: the bytes of four words.
+    @inline(__always)
+    static func digits(high: UInt64, low: UInt64) -> (UInt64, UInt64, UInt64, UInt64) {
+        let (h0, h1) = StableHash.hexWords(high), (l0, l1) = StableHash.hexWords(low)
+        // Each word holds its digits in little-endian byte order.
+        return (h0.littleEndian, h1.littleEndian, l0.littleEndian, l1.littleEndian)
     }
 
     private static func parseHex(_ bytes: UnsafeBufferPointer<UInt8>, from offset: Int) -> UInt64? {

@@ -18,10 +18,7 @@ extension EventIdentifier {
     func appendUTF8(to bytes: inout [UInt8]) {
         switch self {
         case let .bits(high, low):
-            let (h0, h1) = StableHash.hexWords(high), (l0, l1) = StableHash.hexWords(low)
-            // The words hold the digits in little-endian byte order, as `text` stores them.
-            let digits = (h0.littleEndian, h1.littleEndian, l0.littleEndian, l1.littleEndian)
-            withUnsafeBytes(of: digits) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: Self.digits(high: high, low: low)) { bytes.append(contentsOf: $0) }
         case let .text(text):
             bytes.append(contentsOf: text.utf8)
         }
