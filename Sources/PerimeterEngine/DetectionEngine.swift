@@ -629,10 +629,7 @@ public struct DetectionEngine: Sendable {
                         guard m.slot == slots[i], UInt(bitPattern: Int(m.slot)) < UInt(traits.count) else { return false }
                         let fence = traits[Int(m.slot)]
                         guard fence.exists, t < fence.expiry else { return false }
-                        if !m.hasDwelled {
-                            let dwell = fence.dwellTime.isNaN ? defaultDwell : fence.dwellTime
-                            if m.entryTime + dwell <= t { return false }
-                        }
+                        if !m.hasDwelled, m.entryTime + fence.dwellTime(or: defaultDwell) <= t { return false }
                     }
                     return true
                 }

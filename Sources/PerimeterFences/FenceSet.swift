@@ -207,4 +207,10 @@ public struct SlotTraits: Hashable, Sendable {
     public func dwellTime(or fallback: Double?) -> Double? {
         dwellTime.isNaN ? fallback : dwellTime
     }
+
+    /// The fence's dwell time, or `fallback` when it sets none (`.infinity`: never due).
+    @inlinable
+    public func dwellTime(or fallback: Double) -> Double {
+        dwellTime.isNaN ? fallback : dwellTime
+    }
 }
