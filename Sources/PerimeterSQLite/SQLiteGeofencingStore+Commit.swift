@@ -147,14 +147,10 @@ extension SQLiteGeofencingStore {
             let writer = JSONWriter()
             // Each row's texts go into one reused buffer, bound without a copy; the ids are written
             // from their bits (the same 32 digits `event.id` makes, without making the String).
-            var texts = TextParameters()
             var expected = first.sequence
-            // Found once, as in `writeKnownDevices`; every row binds all its parameters.
-            let insert8 = try db.statement(literal: Self.eventInsert8), insert1 = try db.statement(literal: Self.eventInsert1)
             let events = changes.events.startIndex
-            try forEachRowGroup(of: changes.events.count) { group in
-                let insert = group.count == 8 ? insert8 : insert1
-                texts.removeAll()
+            try forEachRowGroup(of: changes.events.count, eight: Self.eventInsert8, one: Self.eventInsert1,
+                                in: db) { insert, group, texts in
                 for row in 0..<group.count {
                     let logged = changes.events[events + group.lowerBound + row]
                     guard logged.sequence == expected else {
@@ -221,13 +217,7 @@ extension SQLiteGeofencingStore {
                 known.sort { $0.key < $1.key }
             }
         }
-        // Found once: each look-up also clears the statement's 56 bindings (~1,900 instructions), and
-        // every row binds all its parameters anyway.
-        let upsert8 = try db.statement(literal: deviceUpsert8), upsert1 = try db.statement(literal: deviceUpsert1)
-        var texts = TextParameters()
-        try forEachRowGroup(of: known.count) { group in
-            let upsert = group.count == 8 ? upsert8 : upsert1
-            texts.removeAll()
+        try forEachRowGroup(of: known.count, eight: deviceUpsert8, one: deviceUpsert1, in: db) { upsert, group, texts in
             for row in 0..<group.count {
                 let (key, change) = known[group.lowerBound + row]
                 let base = Int32(7 * row)
@@ -374,11 +364,7 @@ extension SQLiteGeofencingStore {
     /// Writes `upserts`, eight rows per statement (as ``eventInsert8``).
     private static func writePresenceUpserts(_ upserts: [PresenceUpsert], of devices: [DeviceChange], into db: Database) throws {
         guard !upserts.isEmpty else { return }
-        let upsert8 = try db.statement(literal: presenceUpsert8), upsert1 = try db.statement(literal: presenceUpsert1)
-        var texts = TextParameters()
-        try forEachRowGroup(of: upserts.count) { group in
-            let upsert = group.count == 8 ? upsert8 : upsert1
-            texts.removeAll()
+        try forEachRowGroup(of: upserts.count, eight: presenceUpsert8, one: presenceUpsert1, in: db) { upsert, group, texts in
             for row in 0..<group.count {
                 let entry = upserts[group.lowerBound + row]
                 let base = Int32(6 * row)
@@ -394,13 +380,23 @@ extension SQLiteGeofencingStore {
     }
 
     /// Calls `body` with the rows `0..<count` in groups, as the commit's statements take them: eight
-    /// rows a statement while eight remain (the `…8` statements, see ``eventInsert8``), then one.
+    /// rows a statement (`eight`, see ``eventInsert8``) while eight remain, then one (`one`). `body` gets
+    /// the group's statement, the group, and one reused ``TextParameters``, emptied for each group; it
+    /// binds the rows and runs the statement.
+    ///
+    /// Each statement is found once: a look-up also clears the statement's bindings (≈ 1,900
+    /// instructions for 56), and every row binds all its parameters anyway.
     @inline(__always)
-    private static func forEachRowGroup(of count: Int, _ body: (Range<Int>) throws -> Void) rethrows {
+    private static func forEachRowGroup(of count: Int, eight: StaticString, one: StaticString, in db: Database,
+                                        _ body: (Statement, Range<Int>, inout TextParameters) throws -> Void) throws {
+        guard count > 0 else { return }
+        let statement8 = try db.statement(literal: eight), statement1 = try db.statement(literal: one)
+        var texts = TextParameters()
         var next = 0
         while next < count {
             let rows = count - next >= 8 ? 8 : 1
-            try body(next..<next + rows)
+            texts.removeAll()
+            try body(rows == 8 ? statement8 : statement1, next..<next + rows, &texts)
             next += rows
         }
     }

@@ -42,7 +42,7 @@ extension Statement {
     public func execute(binding bytes: [UInt8], at index: Int32) throws(DatabaseError) {
         let code = bytes.withUnsafeBytes { raw -> Int32 in
             sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), nil)
-            return stepThenUnbind(index)
+            return stepThenUnbind(CollectionOfOne(index))
         }
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
     }
@@ -58,17 +58,17 @@ extension Statement {
                 _ = perimeter_sqlite3_bind_text_transient(handle, index, "", 0)
             }
         }
-        let code = stepThenUnbind(index)
+        let code = stepThenUnbind(CollectionOfOne(index))
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
     }
 
-    /// Steps the statement to its end, resets it and binds NULL at `index`, returning the step's result
-    /// code: for a value bound at `index` without a copy, so that no pointer to its bytes stays bound
-    /// after the caller's access to them ends.
-    private func stepThenUnbind(_ index: Int32) -> Int32 {
+    /// Steps the statement to its end, resets it and binds NULL at `indices`, returning the step's result
+    /// code: for values bound there without a copy, so that no pointer to their bytes stays bound after
+    /// the caller's access to them ends.
+    func stepThenUnbind<Indices: Sequence<Int32>>(_ indices: Indices) -> Int32 {
         let code = sqlite3_step(handle)
         sqlite3_reset(handle)
-        sqlite3_bind_null(handle, index)
+        for index in indices { sqlite3_bind_null(handle, index) }
         return code
     }
 

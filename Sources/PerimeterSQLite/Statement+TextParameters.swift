@@ -67,12 +67,7 @@ extension Statement {
                     sqlite3_bind_null(handle, index)
                 }
             }
-            let code = sqlite3_step(handle)
-            sqlite3_reset(handle)
-            for (index, range) in fields where range != nil {
-                sqlite3_bind_null(handle, index)
-            }
-            return code
+            return stepThenUnbind(fields.lazy.filter { $0.range != nil }.map(\.index))
         }
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
     }
