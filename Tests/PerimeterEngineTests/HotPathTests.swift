@@ -32,19 +32,12 @@ struct HotPathTests {
         #expect(high == Self.plainHexWord(0x0123_4567) && low == Self.plainHexWord(0x89AB_CDEF))
     }
 
-    static let park = Fence(id: "park", region: Region(.circle(center: Coordinate(latitude: 0, longitude: 0), radius: 100)))
-
-    static func update(_ device: DeviceID, _ time: Double, inside: Bool) -> LocationUpdate {
-        LocationUpdate(device: device, time: Date(timeIntervalSince1970: 1_700_000_000 + time),
-                       latitude: inside ? 0 : 0.01, longitude: 0)
-    }
-
     @Test("lookups stay right when forgotten devices' slots outnumber the buckets (the tags' bits shrink)")
     func slotsBeyondBuckets() {
         // A few live devices, forgotten and added again over and over: every return takes a new slot,
         // so slot numbers pass the bucket count many times over and the table makes room for them.
         var random = SplitMix64(seed: 1_618)
-        var engine = DetectionEngine(fences: [Self.park])
+        var engine = DetectionEngine(fences: [DeviceTableTests.park])
         var model: [DeviceID: (slot: Int32, inside: Bool)] = [:]
         var events: [GeofenceEvent] = []
         for step in 0..<30_000 {
@@ -56,7 +49,7 @@ struct HotPathTests {
             }
             let inside = random.next() % 2 == 0
             events.removeAll()
-            engine.process(Self.update(device, Double(step), inside: inside), into: &events)
+            engine.process(DeviceTableTests.update(device, Double(step), inside: inside), into: &events)
             let before = model[device]
             let expected: [GeofenceEventKind] = (before?.inside ?? false) == inside ? [] : [inside ? .entry : .exit]
             #expect(events.map(\.kind) == expected, "step \(step), \(device)")
