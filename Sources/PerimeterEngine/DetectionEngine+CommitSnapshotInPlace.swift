@@ -19,21 +19,16 @@ extension DetectionEngine {
 
     /// ``commitSnapshot(of:handle:since:)``'s snapshot written into `snapshot`: every field, except the
     /// memberships when the presence is the one `since` stamped (they are left as they were); `nil` (and
-    /// `snapshot` unchanged) when the engine does not know the device. `handle` is checked and corrected
+    /// `snapshot` unchanged) when the device sent no accepted update. `handle` is checked and corrected
     /// as there.
     @inline(__always)
     mutating func writeCommitSnapshotInPlace(of device: DeviceID, handle: inout DeviceHandle, since stamp: PresenceStamp?,
                                              into snapshot: inout DeviceSnapshot) -> CommitSnapshotWritten? {
-        guard let slot = checkedSlot(of: device, handle: &handle) else { return nil }
-        return writeCommitSnapshot(ofSlot: slot, since: stamp, into: &snapshot)
-    }
-
-    /// The state of the device in `slot` written into `snapshot`, as ``writeCommitSnapshotInPlace(of:handle:since:into:)``
-    /// describes: the one body of every commit snapshot.
-    @inline(__always)
-    func writeCommitSnapshot(ofSlot slot: Int32, since stamp: PresenceStamp?,
-                             into snapshot: inout DeviceSnapshot) -> CommitSnapshotWritten {
-        let d = Int(slot)
+        if !holds(handle, device) {
+            guard let slot = slot(of: device) else { return nil }
+            handle = DeviceHandle(slot: slot)
+        }
+        let slot = handle.slot, d = Int(slot)
         let presence = devices[d].presence
         // An unchanged presence keeps the stamp it was compared with (equal lists): no copy, no allocation.
         let unchanged = stamp?.isSame(as: presence, in: presencePool) ?? false
