@@ -110,6 +110,12 @@ public struct RegionIndex: Sendable {
         let qx = point.longitude, qy = point.latitude
         // The reference point of the entries that store none.
         let centerX = grid.centerX(column), centerY = grid.centerY(row)
+        // The point's quadrant bit in a header's bit pattern: an entry without it set has no edge to
+        // read here (no edges at all, or none near the segment from the centre to the point). East is
+        // "qx − cx not negative", from the sign bit, without a branch: exact for qx ≠ cx (the sign of a
+        // difference of doubles is exact), and for qx = cx either half holds the segment's box.
+        let east = ~(qx - centerX).bitPattern &>> 63, north = ~(qy - centerY).bitPattern &>> 63
+        let quadrantBit = UInt64(1) &<< (CellRecord.quadrantShift &+ east &+ north &* 2)
         records.withUnsafeBufferPointer { records in
             var i = first
             var header = records[i]
@@ -125,7 +131,7 @@ public struct RegionIndex: Sendable {
                     i = bodyStart &+ header.count
                     if !hit {
                         if flags & CellEntry.exactFlag != 0 { needsExact = true }
-                        hit = bodyStart == i
+                        hit = header.y.bitPattern & quadrantBit == 0
                             ? flags & CellEntry.insideFlag != 0
                             : Self.parity(header, records, bodyStart, i, qx, qy, centerX, centerY)
                     }
