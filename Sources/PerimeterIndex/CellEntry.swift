@@ -61,6 +61,8 @@ struct CellRecord: Sendable {
     /// itself, so the entry's answer is its reference parity without reading an edge. Clear for entries
     /// without edges, all four set for an entry whose reference point is not the centre.
     static let quadrantShift: UInt64 = 35
+    /// ``CellEntry/exactFlag`` where it lies in a header's `y` bit pattern.
+    static let exactBit = UInt64(CellEntry.exactFlag) << 32
     /// A mask with every quadrant set.
     static let allQuadrants: UInt32 = 0b1111
 

@@ -273,6 +273,30 @@ extension IndexBuilder {
         return 3.3306690738754716e-16 * sum * 1.01 + 0x1p-1060
     }
 
+    /// The grid's factor from an entry's orientation bound B (``orientationBound(side:reach:)``) to an
+    /// upper bound of its reach: B · `inverseSide` · this ≥ reach. B is 3.33·10⁻¹⁶ · 4side · reach · 1.01²
+    /// plus a tiny term, each step rounded; the factor 1.001 covers the rounding of B, of `inverseSide`
+    /// and of the product, and the tiny term only makes the result larger.
+    static let reachPerBoundSide = 1.001 / (3.3306690738754716e-16 * 4 * 1.01 * 1.01)
+
+    /// A bound L such that, for every point q of a cell of the grid and every edge a–b of an entry whose
+    /// ends are no farther than `reachAndTwoSides` − 2·side from the entry's reference point c in either
+    /// coordinate, the determinants (ax − px)·(by − py) − (ay − py)·(bx − px) for p = c and p = q, as
+    /// computed in `Double`, have the sign of the exact orientation of (a, b, p) whenever |d| > L; `.infinity`
+    /// when the values are too large for the bound to hold.
+    ///
+    /// This is the determinant `Planar.certainDeterminant` computes, whose sign is settled by
+    /// |d| > (3 + 16ε)ε·(|dl| + |dr|). Every difference is at most the reach plus |q − c| ≤ 2·side (as in
+    /// ``orientationBound(side:reach:)``), so |dl| + |dr| ≤ 2·(reach + 2side)², up to the rounding of the
+    /// differences, the products and of L itself (the factor 1.01²); the tiny term covers products that
+    /// underflow. The query computes L once per entry, from the entry's bound
+    /// (`bound · inverseSide · reachPerBoundSide + 2·side`), instead of a filter per determinant.
+    @inline(__always)
+    static func edgeLineBound(_ reachAndTwoSides: Double) -> Double {
+        let square = reachAndTwoSides * reachAndTwoSides
+        return square < 0x1p990 ? 3.3306690738754716e-16 * 2 * 1.01 * 1.01 * square + 0x1p-1060 : .infinity
+    }
+
     /// `Polygon.contains` also tries longitude ± 360 when a polygon's box reaches past ±180; the
     /// cells of those shifted boxes defer to the exact test.
     mutating func addWrappedCopies(_ polygons: [Polygon], region: Int32) {

@@ -116,6 +116,9 @@ public struct RegionIndex: Sendable {
         // difference of doubles is exact), and for qx = cx either half holds the segment's box.
         let east = ~(qx - centerX).bitPattern &>> 63, north = ~(qy - centerY).bitPattern &>> 63
         let quadrantBit = UInt64(1) &<< (CellRecord.quadrantShift &+ east &+ north &* 2)
+        // The factors of the entries' bounds for c and q against an edge's line
+        // (``IndexBuilder/edgeLineBound(_:)``).
+        let reachPerBound = grid.inverseSide * IndexBuilder.reachPerBoundSide, twoSides = 2 * grid.side
         records.withUnsafeBufferPointer { records in
             var i = first
             var header = records[i]
@@ -124,21 +127,25 @@ public struct RegionIndex: Sendable {
                 // consecutive: the region is in when any of them says so.
                 let region = header.region
                 var hit = false
-                var needsExact = false
+                // The union of the entries' header bits, for the exact flag: an OR, not a branch.
+                var metaUnion: UInt64 = 0
                 repeat {
-                    let flags = header.flags
+                    let meta = header.y.bitPattern
                     let bodyStart = i &+ 1
                     i = bodyStart &+ header.count
+                    metaUnion |= meta
                     if !hit {
-                        if flags & CellEntry.exactFlag != 0 { needsExact = true }
-                        hit = header.y.bitPattern & quadrantBit == 0
-                            ? flags & CellEntry.insideFlag != 0
-                            : Self.parity(header, records, bodyStart, i, qx, qy, centerX, centerY)
+                        hit = meta & quadrantBit == 0
+                            ? header.flags & CellEntry.insideFlag != 0
+                            : Self.parity(header, records, bodyStart, i, qx, qy, centerX, centerY,
+                                          reachPerBound, twoSides)
                     }
                     if i >= end { break }
                     header = records[i]
                 } while header.region == region
-                if hit || (needsExact && regions[Int(region)].contains(point)) { result.append(region) }
+                if hit || (metaUnion & CellRecord.exactBit != 0 && regions[Int(region)].contains(point)) {
+                    result.append(region)
+                }
                 if i >= end { return }
             }
         }
