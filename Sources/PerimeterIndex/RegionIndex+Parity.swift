@@ -7,7 +7,7 @@ extension RegionIndex {
     ///
     /// Per edge, the box test (is the edge strictly beside the box of the segment c–q?) runs on both
     /// coordinates at once: the edge's box from a lane-wise maximum and minimum, its two gaps to the box
-    /// of c–q, one minimum over the lanes, one branch. An edge it keeps (about one in four here) has all
+    /// of c–q, one minimum over the lanes, one branch. An edge it keeps (about one in three here) has all
     /// four orientations of the crossing rule read from plain determinants compared with static bounds:
     /// its ends against the line c–q with the entry's bound (``IndexBuilder/orientationBound(side:reach:)``),
     /// c and q against the edge's line with ``IndexBuilder/edgeLineBound(_:)``. When all four signs are
