@@ -111,11 +111,12 @@ public struct RegionIndex: Sendable {
         // The reference point of the entries that store none.
         let centerX = grid.centerX(column), centerY = grid.centerY(row)
         // The point's quadrant bit in a header's bit pattern: an entry without it set has no edge to
-        // read here (no edges at all, or none near the segment from the centre to the point). East is
-        // "qx − cx not negative", from the sign bit, without a branch: exact for qx ≠ cx (the sign of a
-        // difference of doubles is exact), and for qx = cx either half holds the segment's box.
-        let east = ~(qx - centerX).bitPattern &>> 63, north = ~(qy - centerY).bitPattern &>> 63
-        let quadrantBit = UInt64(1) &<< (CellRecord.quadrantShift &+ east &+ north &* 2)
+        // read here (no edges at all, or none near the segment from the centre to the point). Both
+        // comparisons at once (one mask, no branch); a point on a centre line takes the east or north
+        // half, which holds the segment's box as the other would.
+        let westOrSouth = SIMD2(qx, qy) .< SIMD2(centerX, centerY)
+        let quadrant = (westOrSouth[0] ? 0 : 1) | (westOrSouth[1] ? 0 : 2)
+        let quadrantBit = UInt64(1) &<< (CellRecord.quadrantShift &+ UInt64(truncatingIfNeeded: quadrant))
         // The factors of the entries' bounds for c and q against an edge's line
         // (``IndexBuilder/edgeLineBound(_:)``).
         let reachPerBound = grid.inverseSide * IndexBuilder.reachPerBoundSide, twoSides = 2 * grid.side
