@@ -25,34 +25,42 @@ extension RegionIndex {
         let lineBound = IndexBuilder.edgeLineBound(bound * reachPerBound + twoSides)
         var (cx, cy, first, inside) = reference(header, records, start, centerX, centerY)
         let dqx = qx - cx, dqy = qy - cy
-        // Every two consecutive records are an edge a→b, the vertex b the next edge's a; so is its
-        // determinant against the line c–q.
-        var ax = records[first].x, ay = records[first].y
-        var da = dqx * (ay - cy) - dqy * (ax - cx)
+        let lower = SIMD2(Swift.min(cx, qx), Swift.min(cy, qy))
+        let upper = SIMD2(Swift.max(cx, qx), Swift.max(cy, qy))
+        var a = SIMD2(records[first].x, records[first].y)
         var k = first + 1
         while k < end {
-            let bx = records[k].x, by = records[k].y
+            let b = SIMD2(records[k].x, records[k].y)
             k += 1
-            let db = dqx * (by - cy) - dqy * (bx - cx)
+            // The edge's box, both coordinates at once (lane-wise maximum and minimum), and per coordinate
+            // the smaller of its two gaps to the box of c–q: how far its upper end reaches past the lower
+            // side, and the box's upper side past the edge's lower end. A negative gap in one lane puts the
+            // edge strictly beside the box (the sign of a difference of finite values is exact). The
+            // selections propagate a NaN of `a` (the first record after a chain break), so that one of
+            // the two pseudo-edges at a break is always beside the box (`!(gap >= 0)` holds for NaN); the
+            // other passes when its finite end lies in the box, and the NaN check below drops it.
+            let high = a.replacing(with: b, where: b .> a)
+            let low = a.replacing(with: b, where: b .< a)
+            let gapLow = high - lower, gapHigh = upper - low
+            let gap = gapLow.replacing(with: gapHigh, where: gapHigh .< gapLow)
+            let ax = a.x, ay = a.y, bx = b.x, by = b.y
+            a = b
+            if !(Swift.min(gap.x, gap.y) >= 0) { continue }
+            if ax.isNaN || bx.isNaN { continue }
+            let d1 = dqx * (ay - cy) - dqy * (ax - cx)
+            let d2 = dqx * (by - cy) - dqy * (bx - cx)
             // o(a, b, c) and o(a, b, q) as `Planar.certainDeterminant` computes them, without its filter.
             let d3 = (ax - cx) * (by - cy) - (ay - cy) * (bx - cx)
             let d4 = (ax - qx) * (by - qy) - (ay - qy) * (bx - qx)
-            if Swift.min(Swift.abs(da), Swift.abs(db)) <= bound || Swift.min(Swift.abs(d3), Swift.abs(d4)) <= lineBound {
-                // Rare: a sign not certain. Nothing to count for a pseudo-edge at a chain break, nor
-                // for an edge with both ends certainly strictly on one side of the line c–q; anything
-                // else goes to the exact loop.
-                if !(ax.isNaN || bx.isNaN) && !((da > bound && db > bound) || (da < -bound && db < -bound)) {
-                    return exactParity(header, records, start, end, qx, qy, centerX, centerY)
-                }
-            } else {
-                // Certain signs (or a pseudo-edge, whose NaN makes both sides of the second test
-                // false): the edge crosses the segment exactly when a and b lie on opposite sides of
-                // the line c–q and c and q on opposite sides of the edge's line. No branch on the signs.
-                inside = inside != (((da > 0) != (db > 0)) && ((d3 > 0) != (d4 > 0)))
+            guard Swift.abs(d1) > bound, Swift.abs(d2) > bound, Swift.abs(d3) > lineBound, Swift.abs(d4) > lineBound else {
+                // Both strictly on one side of the line c–q: neither crossed nor touching q.
+                if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
+                return exactParity(header, records, start, end, qx, qy, centerX, centerY)
             }
-            ax = bx
-            ay = by
-            da = db
+            // Certain signs: the edge crosses the segment exactly when a and b lie on opposite sides of the
+            // line c–q and c and q on opposite sides of the edge's line (a coin toss for the edges that
+            // get here, so combined without a branch).
+            inside = inside != (((d1 > 0) != (d2 > 0)) && ((d3 > 0) != (d4 > 0)))
         }
         return inside
     }
