@@ -55,7 +55,7 @@ struct CellRecord: Sendable {
     static let chainBreak = CellRecord(x: .nan, y: .nan)
 
     /// Where a header's quadrant mask starts in `y`'s bit pattern. Bit `quadrantShift + k` is set when
-    /// some edge of the entry may meet quadrant k of its cell (``IndexBuilder/quadrantMask(column:row:_:)``):
+    /// some edge of the entry may meet quadrant k of its cell (``QuadrantRectangles``):
     /// k = 1 when x ≥ the centre's x (else 0), plus 2 when y ≥ the centre's y. A query whose quadrant's
     /// bit is clear has every edge of the entry beside the box of the segment from the centre to
     /// itself, so the entry's answer is its reference parity without reading an edge. Clear for entries

@@ -209,11 +209,11 @@ extension IndexBuilder {
         if shifted { records.append(CellRecord(x: reference.x, y: reference.y)) }
         var reach = 0.0
         var lastX = Double.nan, lastY = Double.nan
-        let column = cell % grid.columns, row = cell / grid.columns
+        let rectangles = QuadrantRectangles(grid, column: cell % grid.columns, row: cell / grid.columns)
         var quadrants = shifted ? CellRecord.allQuadrants : 0
         for k in range {
             let e = polygonEdges[Self.edge(of: pairs[k])]
-            if !shifted { quadrants |= quadrantMask(column: column, row: row, e) }
+            if !shifted { quadrants |= rectangles.mask(e) }
             reach = max(reach, abs(e.ax - reference.x), abs(e.ay - reference.y),
                         abs(e.bx - reference.x), abs(e.by - reference.y))
             if e.ax.bitPattern != lastX.bitPattern || e.ay.bitPattern != lastY.bitPattern {
@@ -228,30 +228,6 @@ extension IndexBuilder {
                                  bound: Self.orientationBound(side: grid.side, reach: reach))
         emit(cell: cell, CellEntry(region: region, flags: flags, recordStart: UInt32(start),
                                    recordCount: UInt32(records.count - start)))
-    }
-
-    /// The quadrants of the cell (see ``CellRecord/quadrantShift``) whose closed rectangle the edge's box
-    /// meets: quadrant k spans from the cell's centre to its corner on that side, pushed outward by twice
-    /// ``GridLayout/margin`` (a point the lookup maps to the cell lies at most ≈10⁻¹³° outside it).
-    ///
-    /// A query q of the cell lies in the rectangle of quadrant k = (qx ≥ cx ? 1 : 0) + (qy ≥ cy ? 2 : 0),
-    /// c the centre, and so does the box of the segment c–q. An edge whose box misses that rectangle lies
-    /// strictly beside the segment's box in x or in y: the box test of the parity loops would skip it.
-    /// An entry none of whose edges meets q's quadrant therefore answers its reference parity, which the
-    /// query reads without its edges. Comparisons only: exact for the doubles the rectangle is made of.
-    func quadrantMask(column: Int, row: Int, _ e: PolygonEdge) -> UInt32 {
-        let lowX = grid.minX(column) - 2 * GridLayout.margin, highX = grid.minX(column + 1) + 2 * GridLayout.margin
-        let lowY = grid.minY(row) - 2 * GridLayout.margin, highY = grid.minY(row + 1) + 2 * GridLayout.margin
-        let cx = grid.centerX(column), cy = grid.centerY(row)
-        let minX = min(e.ax, e.bx), maxX = max(e.ax, e.bx), minY = min(e.ay, e.by), maxY = max(e.ay, e.by)
-        let west = minX <= cx && maxX >= lowX, east = maxX >= cx && minX <= highX
-        let south = minY <= cy && maxY >= lowY, north = maxY >= cy && minY <= highY
-        var mask: UInt32 = 0
-        if west && south { mask |= 1 }
-        if east && south { mask |= 2 }
-        if west && north { mask |= 4 }
-        if east && north { mask |= 8 }
-        return mask
     }
 
     /// A bound B such that, for every point q of a cell of this `side` and every edge endpoint a no
@@ -319,5 +295,42 @@ extension IndexBuilder {
         keys.removeAll(keepingCapacity: true)
         forEachCell(in: box) { cell, _, _ in keys.append(UInt64(cell) << 1) }
         swap(&keys, &cellKeys)
+    }
+}
+
+/// The four quadrants of one cell (see ``CellRecord/quadrantShift``): quadrant k spans from the cell's
+/// centre to its corner on that side, pushed outward by twice ``GridLayout/margin`` (a point the lookup
+/// maps to the cell lies at most ≈10⁻¹³° outside it).
+///
+/// A query q of the cell lies in the rectangle of quadrant k = (qx ≥ cx ? 1 : 0) + (qy ≥ cy ? 2 : 0),
+/// c the centre, and so does the box of the segment c–q. An edge whose box misses that rectangle lies
+/// strictly beside the segment's box in x or in y: the box test of the parity loops would skip it.
+/// An entry none of whose edges meets q's quadrant therefore answers its reference parity, which the
+/// query reads without its edges. Comparisons only: exact for the doubles the rectangles are made of.
+struct QuadrantRectangles {
+    let lowX: Double, centerX: Double, highX: Double
+    let lowY: Double, centerY: Double, highY: Double
+
+    init(_ grid: GridLayout, column: Int, row: Int) {
+        lowX = grid.minX(column) - 2 * GridLayout.margin
+        highX = grid.minX(column + 1) + 2 * GridLayout.margin
+        lowY = grid.minY(row) - 2 * GridLayout.margin
+        highY = grid.minY(row + 1) + 2 * GridLayout.margin
+        centerX = grid.centerX(column)
+        centerY = grid.centerY(row)
+    }
+
+    /// The quadrants whose closed rectangle the edge's box meets (bit k for quadrant k).
+    @inline(__always)
+    func mask(_ e: PolygonEdge) -> UInt32 {
+        let minX = min(e.ax, e.bx), maxX = max(e.ax, e.bx), minY = min(e.ay, e.by), maxY = max(e.ay, e.by)
+        let west = minX <= centerX && maxX >= lowX, east = maxX >= centerX && minX <= highX
+        let south = minY <= centerY && maxY >= lowY, north = maxY >= centerY && minY <= highY
+        var mask: UInt32 = 0
+        if west && south { mask |= 1 }
+        if east && south { mask |= 2 }
+        if west && north { mask |= 4 }
+        if east && north { mask |= 8 }
+        return mask
     }
 }
