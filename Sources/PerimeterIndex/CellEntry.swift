@@ -26,8 +26,8 @@ struct CellEntry: Sendable {
     static let exactFlag: UInt32 = 2
     /// The reference point is not the cell centre (the centre lies on an edge); the entry stores it.
     static let shiftedReferenceFlag: UInt32 = 4
-    /// Records that may follow a header (the header packs the count into 29 bits).
-    static let maximumRecordCount = (1 << 29) - 1
+    /// Records that may follow a header (the header packs the count into 25 bits).
+    static let maximumRecordCount = (1 << 25) - 1
 }
 
 /// 16 bytes of a cell's run: an entry header, an entry's reference point, a polygon vertex, or a chain
@@ -44,8 +44,9 @@ struct CellEntry: Sendable {
 /// it. An edge takes 16 bytes instead of the 32 of a copy of both its ends.
 ///
 /// A header keeps the entry's orientation bound (see ``IndexBuilder/orientationBound(side:reach:)``)
-/// in `x`, and in `y`'s bit pattern the region number (low 32 bits), the flags (3 bits) and the number
-/// of records that follow it (29 bits): 0 for a full or exact entry.
+/// in `x`, and in `y`'s bit pattern the region number (low 32 bits), the flags (3 bits), the quadrant
+/// mask (4 bits, see ``quadrantShift``) and the number of records that follow it (25 bits): 0 for a
+/// full or exact entry.
 struct CellRecord: Sendable {
     var x: Double
     var y: Double
@@ -53,9 +54,22 @@ struct CellRecord: Sendable {
     /// The record between two chains of one entry.
     static let chainBreak = CellRecord(x: .nan, y: .nan)
 
+    /// Where a header's quadrant mask starts in `y`'s bit pattern. Bit `quadrantShift + k` is set when
+    /// some edge of the entry may meet quadrant k of its cell (``QuadrantRectangles``):
+    /// k = 1 when x ≥ the centre's x (else 0), plus 2 when y ≥ the centre's y. A query whose quadrant's
+    /// bit is clear has every edge of the entry beside the box of the segment from the centre to
+    /// itself, so the entry's answer is its reference parity without reading an edge. Clear for entries
+    /// without edges, all four set for an entry whose reference point is not the centre.
+    static let quadrantShift: UInt64 = 35
+    /// ``CellEntry/exactFlag`` where it lies in a header's `y` bit pattern.
+    static let exactBit = UInt64(CellEntry.exactFlag) << 32
+    /// A mask with every quadrant set.
+    static let allQuadrants: UInt32 = 0b1111
+
     /// A header record.
-    static func header(region: Int32, flags: UInt32, count: Int, bound: Double) -> CellRecord {
-        let meta = UInt64(UInt32(bitPattern: region)) | UInt64(flags & 7) << 32 | UInt64(count) << 35
+    static func header(region: Int32, flags: UInt32, quadrants: UInt32 = 0, count: Int, bound: Double) -> CellRecord {
+        let meta = UInt64(UInt32(bitPattern: region)) | UInt64(flags & 7) << 32
+            | UInt64(quadrants & allQuadrants) << quadrantShift | UInt64(count) << 39
         return CellRecord(x: bound, y: Double(bitPattern: meta))
     }
 
@@ -63,8 +77,10 @@ struct CellRecord: Sendable {
     @inline(__always) var region: Int32 { Int32(truncatingIfNeeded: y.bitPattern) }
     /// A header's flags (``CellEntry/insideFlag`` …).
     @inline(__always) var flags: UInt32 { UInt32(truncatingIfNeeded: y.bitPattern >> 32) & 7 }
+    /// A header's quadrant mask (see ``quadrantShift``).
+    @inline(__always) var quadrants: UInt32 { UInt32(truncatingIfNeeded: y.bitPattern >> Self.quadrantShift) & Self.allQuadrants }
     /// The number of records after a header (reference point if stored, vertices and chain breaks).
-    @inline(__always) var count: Int { Int(truncatingIfNeeded: y.bitPattern >> 35) }
+    @inline(__always) var count: Int { Int(truncatingIfNeeded: y.bitPattern >> 39) }
     /// A header's orientation bound.
     @inline(__always) var bound: Double { x }
     /// Whether this record is a chain break.

@@ -209,8 +209,11 @@ extension IndexBuilder {
         if shifted { records.append(CellRecord(x: reference.x, y: reference.y)) }
         var reach = 0.0
         var lastX = Double.nan, lastY = Double.nan
+        let rectangles = QuadrantRectangles(grid, column: cell % grid.columns, row: cell / grid.columns)
+        var quadrants = shifted ? CellRecord.allQuadrants : 0
         for k in range {
             let e = polygonEdges[Self.edge(of: pairs[k])]
+            if !shifted { quadrants |= rectangles.mask(e) }
             reach = max(reach, abs(e.ax - reference.x), abs(e.ay - reference.y),
                         abs(e.bx - reference.x), abs(e.by - reference.y))
             if e.ax.bitPattern != lastX.bitPattern || e.ay.bitPattern != lastY.bitPattern {
@@ -221,7 +224,7 @@ extension IndexBuilder {
             lastX = e.bx
             lastY = e.by
         }
-        records[start] = .header(region: region, flags: flags, count: records.count - start - 1,
+        records[start] = .header(region: region, flags: flags, quadrants: quadrants, count: records.count - start - 1,
                                  bound: Self.orientationBound(side: grid.side, reach: reach))
         emit(cell: cell, CellEntry(region: region, flags: flags, recordStart: UInt32(start),
                                    recordCount: UInt32(records.count - start)))
@@ -246,6 +249,30 @@ extension IndexBuilder {
         return 3.3306690738754716e-16 * sum * 1.01 + 0x1p-1060
     }
 
+    /// The grid's factor from an entry's orientation bound B (``orientationBound(side:reach:)``) to an
+    /// upper bound of its reach: B · `inverseSide` · this ≥ reach. B is 3.33·10⁻¹⁶ · 4side · reach · 1.01²
+    /// plus a tiny term, each step rounded; the factor 1.001 covers the rounding of B, of `inverseSide`
+    /// and of the product, and the tiny term only makes the result larger.
+    static let reachPerBoundSide = 1.001 / (3.3306690738754716e-16 * 4 * 1.01 * 1.01)
+
+    /// A bound L such that, for every point q of a cell of the grid and every edge a–b of an entry whose
+    /// ends are no farther than `reachAndTwoSides` − 2·side from the entry's reference point c in either
+    /// coordinate, the determinants (ax − px)·(by − py) − (ay − py)·(bx − px) for p = c and p = q, as
+    /// computed in `Double`, have the sign of the exact orientation of (a, b, p) whenever |d| > L; `.infinity`
+    /// when the values are too large for the bound to hold.
+    ///
+    /// This is the determinant `Planar.certainDeterminant` computes, whose sign is settled by
+    /// |d| > (3 + 16ε)ε·(|dl| + |dr|). Every difference is at most the reach plus |q − c| ≤ 2·side (as in
+    /// ``orientationBound(side:reach:)``), so |dl| + |dr| ≤ 2·(reach + 2side)², up to the rounding of the
+    /// differences, the products and of L itself (the factor 1.01²); the tiny term covers products that
+    /// underflow. The query computes L once per entry, from the entry's bound
+    /// (`bound · inverseSide · reachPerBoundSide + 2·side`), instead of a filter per determinant.
+    @inline(__always)
+    static func edgeLineBound(_ reachAndTwoSides: Double) -> Double {
+        let square = reachAndTwoSides * reachAndTwoSides
+        return square < 0x1p990 ? 3.3306690738754716e-16 * 2 * 1.01 * 1.01 * square + 0x1p-1060 : .infinity
+    }
+
     /// `Polygon.contains` also tries longitude ± 360 when a polygon's box reaches past ±180; the
     /// cells of those shifted boxes defer to the exact test.
     mutating func addWrappedCopies(_ polygons: [Polygon], region: Int32) {
@@ -268,5 +295,42 @@ extension IndexBuilder {
         keys.removeAll(keepingCapacity: true)
         forEachCell(in: box) { cell, _, _ in keys.append(UInt64(cell) << 1) }
         swap(&keys, &cellKeys)
+    }
+}
+
+/// The four quadrants of one cell (see ``CellRecord/quadrantShift``): quadrant k spans from the cell's
+/// centre to its corner on that side, pushed outward by twice ``GridLayout/margin`` (a point the lookup
+/// maps to the cell lies at most ≈10⁻¹³° outside it).
+///
+/// A query q of the cell lies in the rectangle of quadrant k = (qx ≥ cx ? 1 : 0) + (qy ≥ cy ? 2 : 0),
+/// c the centre, and so does the box of the segment c–q. An edge whose box misses that rectangle lies
+/// strictly beside the segment's box in x or in y: the box test of the parity loops would skip it.
+/// An entry none of whose edges meets q's quadrant therefore answers its reference parity, which the
+/// query reads without its edges. Comparisons only: exact for the doubles the rectangles are made of.
+struct QuadrantRectangles {
+    let lowX: Double, centerX: Double, highX: Double
+    let lowY: Double, centerY: Double, highY: Double
+
+    init(_ grid: GridLayout, column: Int, row: Int) {
+        lowX = grid.minX(column) - 2 * GridLayout.margin
+        highX = grid.minX(column + 1) + 2 * GridLayout.margin
+        lowY = grid.minY(row) - 2 * GridLayout.margin
+        highY = grid.minY(row + 1) + 2 * GridLayout.margin
+        centerX = grid.centerX(column)
+        centerY = grid.centerY(row)
+    }
+
+    /// The quadrants whose closed rectangle the edge's box meets (bit k for quadrant k).
+    @inline(__always)
+    func mask(_ e: PolygonEdge) -> UInt32 {
+        let minX = min(e.ax, e.bx), maxX = max(e.ax, e.bx), minY = min(e.ay, e.by), maxY = max(e.ay, e.by)
+        let west = minX <= centerX && maxX >= lowX, east = maxX >= centerX && minX <= highX
+        let south = minY <= centerY && maxY >= lowY, north = maxY >= centerY && minY <= highY
+        var mask: UInt32 = 0
+        if west && south { mask |= 1 }
+        if east && south { mask |= 2 }
+        if west && north { mask |= 4 }
+        if east && north { mask |= 8 }
+        return mask
     }
 }

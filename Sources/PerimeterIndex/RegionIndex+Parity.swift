@@ -3,24 +3,26 @@ import PerimeterGeometry
 extension RegionIndex {
     /// Whether the point is inside the polygon of the entry whose header is `header` and whose records
     /// (reference point if not the cell's centre `centerX`, `centerY`, then chains of vertices) are
-    /// `records[start ..< end]`: the answer of ``exactParity(_:_:_:_:_:_:_:_:)``, computed without calls
-    /// and with one data-dependent branch per edge.
+    /// `records[start ..< end]`: the answer of ``exactParity(_:_:_:_:_:_:_:_:)``, computed without calls.
     ///
     /// Per edge, the box test (is the edge strictly beside the box of the segment c–q?) runs on both
     /// coordinates at once: the edge's box from a lane-wise maximum and minimum, its two gaps to the box
-    /// of c–q, one minimum over the lanes, one branch. An edge
-    /// it keeps (about one in five) has its ends' orientations against the line c–q read from one
-    /// determinant each, compared with the entry's static bound; an edge with both ends certainly on one
-    /// side is done. The rest (about one in six) have the orientations of c and q against the line a–b
-    /// read with `Planar.certainDeterminant`'s filter. When all four signs are certain the crossing rule
-    /// needs nothing else: q is not on the edge (that would make o(a, b, q) zero), and neither end is on
-    /// the line c–q.
-    /// When one is not, the entry goes to ``exactParity(_:_:_:_:_:_:_:_:)``, which decides everything
-    /// with the exact predicates: the answer never depends on a guess.
+    /// of c–q, one minimum over the lanes, one branch. An edge it keeps (about one in three here) has all
+    /// four orientations of the crossing rule read from plain determinants compared with static bounds:
+    /// its ends against the line c–q with the entry's bound (``IndexBuilder/orientationBound(side:reach:)``),
+    /// c and q against the edge's line with ``IndexBuilder/edgeLineBound(_:)``. When all four signs are
+    /// certain, the crossing rule needs nothing else (q is not on the edge, which would make o(a, b, q)
+    /// zero, and neither end is on the line c–q), and the parity toggles without a branch on the
+    /// signs. When one is not, an edge with both ends certainly on one side of the line c–q is done;
+    /// otherwise the entry goes to ``exactParity(_:_:_:_:_:_:_:_:)``, which decides everything with the
+    /// exact predicates: the answer never depends on a guess.
+    /// `reachPerBound` and `twoSides` are the grid's factors of ``IndexBuilder/edgeLineBound(_:)``.
     @inline(__always)
     static func parity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
-                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double) -> Bool {
+                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double,
+                       _ reachPerBound: Double, _ twoSides: Double) -> Bool {
         let bound = header.bound
+        let lineBound = IndexBuilder.edgeLineBound(bound * reachPerBound + twoSides)
         var (cx, cy, first, inside) = reference(header, records, start, centerX, centerY)
         let dqx = qx - cx, dqy = qy - cy
         let lower = SIMD2(Swift.min(cx, qx), Swift.min(cy, qy))
@@ -47,18 +49,18 @@ extension RegionIndex {
             if ax.isNaN || bx.isNaN { continue }
             let d1 = dqx * (ay - cy) - dqy * (ax - cx)
             let d2 = dqx * (by - cy) - dqy * (bx - cx)
-            // Both strictly on one side of the line c–q: neither crossed nor touching q.
-            if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
-            let pa = Coordinate(latitude: ay, longitude: ax), pb = Coordinate(latitude: by, longitude: bx)
-            let d3 = Planar.certainDeterminant(pa, pb, Coordinate(latitude: cy, longitude: cx))
-            let d4 = Planar.certainDeterminant(pa, pb, Coordinate(latitude: qy, longitude: qx))
-            guard Swift.abs(d1) > bound, Swift.abs(d2) > bound, d3 != 0, d4 != 0 else {
+            // o(a, b, c) and o(a, b, q) as `Planar.certainDeterminant` computes them, without its filter.
+            let d3 = (ax - cx) * (by - cy) - (ay - cy) * (bx - cx)
+            let d4 = (ax - qx) * (by - qy) - (ay - qy) * (bx - qx)
+            guard Swift.abs(d1) > bound, Swift.abs(d2) > bound, Swift.abs(d3) > lineBound, Swift.abs(d4) > lineBound else {
+                // Both strictly on one side of the line c–q: neither crossed nor touching q.
+                if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
                 return exactParity(header, records, start, end, qx, qy, centerX, centerY)
             }
-            // Certain signs, a and b on opposite sides of the line c–q: the edge crosses the segment
-            // exactly when c and q lie on opposite sides of its line (a coin toss for the edges that get
-            // here, so combined without a branch).
-            inside = inside != ((d3 > 0) != (d4 > 0))
+            // Certain signs: the edge crosses the segment exactly when a and b lie on opposite sides of the
+            // line c–q and c and q on opposite sides of the edge's line (a coin toss for the edges that
+            // get here, so combined without a branch).
+            inside = inside != (((d1 > 0) != (d2 > 0)) && ((d3 > 0) != (d4 > 0)))
         }
         return inside
     }

@@ -110,6 +110,16 @@ public struct RegionIndex: Sendable {
         let qx = point.longitude, qy = point.latitude
         // The reference point of the entries that store none.
         let centerX = grid.centerX(column), centerY = grid.centerY(row)
+        // The point's quadrant bit in a header's bit pattern: an entry without it set has no edge to
+        // read here (no edges at all, or none near the segment from the centre to the point). Both
+        // comparisons at once (one mask, no branch); a point on a centre line takes the east or north
+        // half, which holds the segment's box as the other would.
+        let westOrSouth = SIMD2(qx, qy) .< SIMD2(centerX, centerY)
+        let quadrant = (westOrSouth[0] ? 0 : 1) | (westOrSouth[1] ? 0 : 2)
+        let quadrantBit = UInt64(1) &<< (CellRecord.quadrantShift &+ UInt64(truncatingIfNeeded: quadrant))
+        // The factors of the entries' bounds for c and q against an edge's line
+        // (``IndexBuilder/edgeLineBound(_:)``).
+        let reachPerBound = grid.inverseSide * IndexBuilder.reachPerBoundSide, twoSides = 2 * grid.side
         records.withUnsafeBufferPointer { records in
             var i = first
             var header = records[i]
@@ -118,21 +128,25 @@ public struct RegionIndex: Sendable {
                 // consecutive: the region is in when any of them says so.
                 let region = header.region
                 var hit = false
-                var needsExact = false
+                // The union of the entries' header bits, for the exact flag: an OR, not a branch.
+                var metaUnion: UInt64 = 0
                 repeat {
-                    let flags = header.flags
+                    let meta = header.y.bitPattern
                     let bodyStart = i &+ 1
                     i = bodyStart &+ header.count
+                    metaUnion |= meta
                     if !hit {
-                        if flags & CellEntry.exactFlag != 0 { needsExact = true }
-                        hit = bodyStart == i
-                            ? flags & CellEntry.insideFlag != 0
-                            : Self.parity(header, records, bodyStart, i, qx, qy, centerX, centerY)
+                        hit = meta & quadrantBit == 0
+                            ? header.flags & CellEntry.insideFlag != 0
+                            : Self.parity(header, records, bodyStart, i, qx, qy, centerX, centerY,
+                                          reachPerBound, twoSides)
                     }
                     if i >= end { break }
                     header = records[i]
                 } while header.region == region
-                if hit || (needsExact && regions[Int(region)].contains(point)) { result.append(region) }
+                if hit || (metaUnion & CellRecord.exactBit != 0 && regions[Int(region)].contains(point)) {
+                    result.append(region)
+                }
                 if i >= end { return }
             }
         }
