@@ -233,6 +233,13 @@ static inline long long perimeter_fault_vfs_faults(void) {
 // writes tens of thousands of new 1 KiB pages one after the other; each was a pwrite of its own, most
 // of the commit's system time. Gathered, they reach the file in writes of up to 64 KiB.
 //
+// A write-ahead log always gathers. SQLite appends each frame as two writes (its 24-byte header, then
+// the page), so a commit of a few hundred 1 KiB pages made twice as many system calls. The frame that
+// ends a commit carries the database's size in its header (bytes 4-7, zero in every other frame):
+// after that frame's page, the log writes out everything gathered, inside SQLite's write of the page.
+// So every byte of a commit is in the file before SQLite publishes the commit (in the log's index)
+// and before COMMIT returns — as without gathering — and a failed write fails the commit.
+//
 // Buffered bytes only ever reach the file later than SQLite asked, never earlier, and always before
 // any other operation on the file — a read, a size, a truncation, a sync, a lock change, a file
 // control, the shared memory, a close — so every operation sees the file as SQLite wrote it, and a
@@ -242,7 +249,9 @@ static inline long long perimeter_fault_vfs_faults(void) {
 typedef struct perimeter_bulk_file {
     sqlite3_file file;         // pMethods: perimeter_bulk_methods
     sqlite3_file *real;        // the default VFS's file (sqlite3_malloc'd)
-    int main_db;               // opened as SQLITE_OPEN_MAIN_DB: the only kind that coalesces
+    int main_db;               // opened as SQLITE_OPEN_MAIN_DB: coalesces when told to
+    int wal;                   // opened as SQLITE_OPEN_WAL: coalesces always, up to each commit frame
+    int flush_after_next;      // a WAL's last write was a commit frame's header: flush after its page
     unsigned char *buffer;     // non-null while coalescing
     int used;                  // bytes in buffer
     sqlite3_int64 offset;      // where buffer[0] goes in the file
@@ -260,6 +269,7 @@ typedef struct perimeter_bulk_file {
 
 static int perimeter_bulk_flush(sqlite3_file *f) {
     perimeter_bulk_file *file = PERIMETER_BULK(f);
+    file->flush_after_next = 0;
     if (file->used == 0) return SQLITE_OK;
     int used = file->used;
     file->used = 0;
@@ -282,21 +292,33 @@ static int perimeter_bulk_read(sqlite3_file *f, void *buffer, int amount, sqlite
     PERIMETER_BULK_FLUSH(f);
     return PERIMETER_BULK_REAL(f)->pMethods->xRead(PERIMETER_BULK_REAL(f), buffer, amount, offset);
 }
+/// The size of a WAL frame's header; a frame is written as this header, then its page.
+#define PERIMETER_WAL_FRAME_HEADER 24
+
 static int perimeter_bulk_write(sqlite3_file *f, const void *data, int amount, sqlite3_int64 offset) {
     perimeter_bulk_file *file = PERIMETER_BULK(f);
     if (file->buffer) {
+        // A WAL write right after a commit frame's header is that frame's page: the commit's last bytes.
+        int ends_commit = file->flush_after_next;
+        const unsigned char *header = (const unsigned char *)data;
+        int commit_header = file->wal && amount == PERIMETER_WAL_FRAME_HEADER
+            && (header[4] | header[5] | header[6] | header[7]) != 0;
         if (file->used > 0 && offset == file->offset + file->used && amount <= PERIMETER_BULK_BUFFER - file->used) {
             memcpy(file->buffer + file->used, data, (size_t)amount);
             file->used += amount;
-            return SQLITE_OK;
-        }
-        PERIMETER_BULK_FLUSH(f);
-        if (amount < PERIMETER_BULK_BUFFER) {
+        } else {
+            PERIMETER_BULK_FLUSH(f);
+            if (amount >= PERIMETER_BULK_BUFFER) {
+                file->flush_after_next = commit_header;
+                return file->real->pMethods->xWrite(file->real, data, amount, offset);
+            }
             memcpy(file->buffer, data, (size_t)amount);
             file->used = amount;
             file->offset = offset;
-            return SQLITE_OK;
         }
+        if (ends_commit) return perimeter_bulk_flush(f);
+        file->flush_after_next = commit_header;
+        return SQLITE_OK;
     }
     return file->real->pMethods->xWrite(file->real, data, amount, offset);
 }
@@ -327,7 +349,7 @@ static int perimeter_bulk_check_reserved(sqlite3_file *f, int *out) {
 static int perimeter_bulk_file_control(sqlite3_file *f, int op, void *arg) {
     perimeter_bulk_file *file = PERIMETER_BULK(f);
     if (op == PERIMETER_FCNTL_COALESCE) {
-        if (!file->main_db) return SQLITE_NOTFOUND;
+        if (!file->main_db) return SQLITE_NOTFOUND;   // (a WAL gathers always)
         if (*(int *)arg) {
             if (!file->buffer) file->buffer = (unsigned char *)sqlite3_malloc(PERIMETER_BULK_BUFFER);
             return file->buffer ? SQLITE_OK : SQLITE_NOMEM;
@@ -385,6 +407,8 @@ static int perimeter_bulk_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_
     file->used = 0;
     file->offset = 0;
     file->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
+    file->wal = (flags & SQLITE_OPEN_WAL) != 0;
+    file->flush_after_next = 0;
     sqlite3_vfs *base = sqlite3_vfs_find(0);
     if (!base) return SQLITE_ERROR;
     file->real = (sqlite3_file *)sqlite3_malloc(base->szOsFile);
@@ -395,6 +419,8 @@ static int perimeter_bulk_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_
     // forwards to a version-3 method, so the file beneath must have them (the unix VFS's do).
     if (file->real->pMethods && file->real->pMethods->iVersion >= 3) {
         file->file.pMethods = &perimeter_bulk_methods;
+        // Without the buffer the log writes each frame as SQLite asks (still correct, only slower).
+        if (file->wal) file->buffer = (unsigned char *)sqlite3_malloc(PERIMETER_BULK_BUFFER);
     } else {
         if (file->real->pMethods) file->real->pMethods->xClose(file->real);
         sqlite3_free(file->real);
