@@ -368,11 +368,11 @@ extension SQLiteGeofencingStore {
     /// then `tail`.
     struct RowGroupSQL {
         /// The statements for one, eight and 32 rows.
-        let one: String, eight: String, thirtyTwo: String
+        let one: SQLText, eight: SQLText, thirtyTwo: SQLText
 
         init(head: String, row: String, tail: String) {
-            func sql(_ rows: Int) -> String {
-                head + " " + Array(repeating: row, count: rows).joined(separator: ", ") + " " + tail
+            func sql(_ rows: Int) -> SQLText {
+                SQLText(head + " " + Array(repeating: row, count: rows).joined(separator: ", ") + " " + tail)
             }
             (one, eight, thirtyTwo) = (sql(1), sql(8), sql(32))
         }
