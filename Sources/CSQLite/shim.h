@@ -3,6 +3,7 @@
 #define PERIMETER_CSQLITE_SHIM_H
 
 #include <sqlite3.h>
+#include <stdint.h>
 #include <string.h>
 
 /// SQLITE_TRANSIENT is a cast of -1 to a function pointer, which Swift cannot express: binds with it
@@ -259,8 +260,11 @@ typedef struct perimeter_bulk_file {
 
 #define PERIMETER_BULK_VFS "perimeter-bulk"
 /// File control (an opcode no SQLite file control uses): the argument points to an int, 1 to start
-/// coalescing writes, 0 to flush and stop. Files that cannot coalesce answer SQLITE_NOTFOUND.
+/// coalescing writes, 0 to flush and stop, PERIMETER_COALESCE_UNLESS_ON to start unless the file
+/// already coalesces (the int is then set to 1 if this call started it, else 0). Files that cannot
+/// coalesce answer SQLITE_NOTFOUND.
 #define PERIMETER_FCNTL_COALESCE 0x50524d01
+#define PERIMETER_COALESCE_UNLESS_ON 2
 /// 64 KiB: the unix VFS writes at most 128 KiB − 1 bytes in one call (it masks larger lengths, and a
 /// write it cuts to nothing reports a full disk).
 #define PERIMETER_BULK_BUFFER (1 << 16)
@@ -350,6 +354,10 @@ static int perimeter_bulk_file_control(sqlite3_file *f, int op, void *arg) {
     perimeter_bulk_file *file = PERIMETER_BULK(f);
     if (op == PERIMETER_FCNTL_COALESCE) {
         if (!file->main_db) return SQLITE_NOTFOUND;   // (a WAL gathers always)
+        if (*(int *)arg == PERIMETER_COALESCE_UNLESS_ON) {
+            *(int *)arg = file->buffer ? 0 : 1;
+            if (file->buffer) return SQLITE_OK;
+        }
         if (*(int *)arg) {
             if (!file->buffer) file->buffer = (unsigned char *)sqlite3_malloc(PERIMETER_BULK_BUFFER);
             return file->buffer ? SQLITE_OK : SQLITE_NOMEM;
@@ -494,6 +502,36 @@ static inline const char *perimeter_bulk_vfs_name(void) { return PERIMETER_BULK_
 /// SQLITE_NOTFOUND when the file was not opened through the coalescing VFS.
 static inline int perimeter_bulk_coalesce(sqlite3 *db, int on) {
     return sqlite3_file_control(db, "main", PERIMETER_FCNTL_COALESCE, &on);
+}
+
+/// SQLite's automatic checkpoint (`PRAGMA wal_autocheckpoint`), as a WAL hook of our own: after a commit
+/// that leaves the log with `pages` frames or more (the hook's argument), a passive checkpoint — with
+/// its writes to the database file gathered. A checkpoint copies pages in page order, and almost all
+/// of them follow the one before (measured on the benchmark's store: 44,936 of 45,348 writes), so they
+/// reach the file in writes of up to 64 KiB instead of one per page; the checkpoint syncs the file
+/// before it records its progress in the log's index, and the sync writes out first (as above), so no
+/// reader relies on a page that is not yet in the file. A checkpoint that fails is retried by a later
+/// commit, as SQLite's own hook does.
+static int perimeter_checkpoint_hook(void *pages, sqlite3 *db, const char *name, int frames) {
+    if (frames < (int)(intptr_t)pages) return SQLITE_OK;
+    // Through the file control (the VFS's own copy of these static functions answers it): start
+    // gathering unless the file already does; `started` says whether this call started it.
+    int started = PERIMETER_COALESCE_UNLESS_ON;
+    if (sqlite3_file_control(db, name, PERIMETER_FCNTL_COALESCE, &started) != SQLITE_OK) started = 0;
+    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, 0, 0);
+    if (started) {
+        // Nothing is left after a checkpoint that synced; pages of one that failed before its sync are
+        // written as they would have been (the log still holds them, and nothing relies on them yet).
+        int off = 0;
+        (void)sqlite3_file_control(db, name, PERIMETER_FCNTL_COALESCE, &off);
+    }
+    return SQLITE_OK;
+}
+
+/// Checkpoints automatically once the log holds `pages` frames, through perimeter_checkpoint_hook
+/// (replaces `PRAGMA wal_autocheckpoint`, whose hook it overrides, and the other way round).
+static inline void perimeter_wal_autocheckpoint(sqlite3 *db, int pages) {
+    sqlite3_wal_hook(db, perimeter_checkpoint_hook, (void *)(intptr_t)pages);
 }
 
 /// SQLITE_FULL and SQLITE_IOERR_WRITE as values (the extended code is a macro expression).

@@ -59,6 +59,14 @@ public final class Database {
         return true
     }
 
+    /// Checkpoints the write-ahead log after any commit that leaves it holding `pages` pages or more,
+    /// as `PRAGMA wal_autocheckpoint` does, with the checkpoint's writes to the database file gathered
+    /// into writes of up to 64 KiB (CSQLite's shim, `perimeter_checkpoint_hook`).
+    public func setAutomaticCheckpoint(pages: Int32) {
+        guard let handle else { return }
+        perimeter_wal_autocheckpoint(handle, pages)
+    }
+
     /// Finalizes every cached statement and closes the connection (idempotent).
     public func close() {
         for statement in statements.values { statement.finalize() }

@@ -90,6 +90,6 @@ public final class SQLiteGeofencingStore: GeofencingStore {
         try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
                                           migrations: Schema.steps, applicationID: Schema.applicationID,
                                           newFilePageSize: tables == 0 ? Schema.pageSize : nil)
-        _ = try db.text("PRAGMA wal_autocheckpoint = \(checkpointPages)")
+        db.setAutomaticCheckpoint(pages: Int32(clamping: checkpointPages))
     }
 }

@@ -5,8 +5,10 @@ import PerimeterTestSupport
 import Testing
 @testable import PerimeterSQLite
 
-/// The write-ahead log gathers SQLite's writes and writes them out at the end of each commit frame
-/// (CSQLite's shim): what a `kill -9` leaves right after `commit` returns must hold that commit.
+/// The write-ahead log gathers SQLite's writes and writes them out at the end of each commit frame, and
+/// the automatic checkpoint gathers its writes to the database file (CSQLite's shim): what a `kill -9`
+/// leaves right after `commit` returns must hold that commit, and a checkpoint's pages must be in the
+/// database file when it is done.
 @Suite("SQLite store: the write-ahead log's gathered writes")
 struct WriteAheadLogGatheringTests {
     @Test("a copy of the files taken right after each commit returns reopens to that commit (commits of a few frames to several buffers' worth; checkpoints now and then)",
@@ -45,6 +47,35 @@ struct WriteAheadLogGatheringTests {
             #expect(state.processedUpdates == UInt64(step), "step \(step)")
             #expect(state.devices == expected.devices, "step \(step)")
             #expect(try copy.events(after: 0, limit: 10_000) == memory.events(after: 0, limit: 10_000), "step \(step)")
+            copy.close()
+        }
+    }
+
+    @Test("with a checkpoint after every commit, the database file alone (no log) holds each commit once it returns",
+          arguments: [SQLiteGeofencingStore.LockingMode.shared, .exclusive])
+    func checkpointedPagesAreInTheFile(mode: SQLiteGeofencingStore.LockingMode) throws {
+        var random = SplitMix64(seed: mode == .shared ? 17 : 71)
+        let folder = TemporaryFolder()
+        let path = folder.path("state.sqlite")
+        // One page: every commit's checkpoint copies the whole log into the file (no reader holds it back).
+        let store = try SQLiteGeofencingStore(path: path, lockingMode: mode, checkpointPages: 1)
+        defer { store.close() }
+        let memory = InMemoryGeofencingStore()
+        let ids = (0..<300).map { DeviceID("device-\($0)") }
+        for step in 1...12 {
+            var changes = StoreChanges()
+            changes.devices = ids.shuffled(using: &random).prefix(Int(random.next() % 300) + 1).map {
+                DeviceChange(snapshot: DeviceRowTests.randomSnapshot($0, &random), presenceChanged: true)
+            }
+            changes.processedUpdates = UInt64(step)
+            try store.commit(changes)
+            try memory.commit(changes)
+            let image = folder.path("file-only-\(step).sqlite")
+            try FileManager.default.copyItem(atPath: path, toPath: image)
+            let copy = try SQLiteGeofencingStore(path: image, lockingMode: .exclusive)
+            let state = try copy.load()
+            #expect(state.processedUpdates == UInt64(step), "step \(step)")
+            #expect(try state.devices == memory.load().devices, "step \(step)")
             copy.close()
         }
     }
