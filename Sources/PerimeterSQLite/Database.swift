@@ -12,6 +12,8 @@ public final class Database {
     private var statements: [String: Statement] = [:]
     /// Statements of SQL literals, keyed by the literal's address: cheaper to find than by hashing the text.
     private var literalStatements: [UnsafeRawPointer: Statement] = [:]
+    /// Statements of ``SQLText``s, keyed by the object (held here, so its identity is not reused).
+    private var textStatements: [ObjectIdentifier: (text: SQLText, statement: Statement)] = [:]
 
     /// Opens the database at `path`, creating it when missing unless `readOnly`. Waits up to five seconds
     /// for another connection's lock, and refuses SQL that could corrupt the file (`SQLITE_DBCONFIG_DEFENSIVE`).
@@ -57,12 +59,22 @@ public final class Database {
         return true
     }
 
+    /// Checkpoints the write-ahead log after any commit that leaves it holding `pages` pages or more,
+    /// as `PRAGMA wal_autocheckpoint` does, with the checkpoint's writes to the database file gathered
+    /// into writes of up to 64 KiB (CSQLite's shim, `perimeter_checkpoint_hook`).
+    public func setAutomaticCheckpoint(pages: Int32) {
+        guard let handle else { return }
+        perimeter_wal_autocheckpoint(handle, pages)
+    }
+
     /// Finalizes every cached statement and closes the connection (idempotent).
     public func close() {
         for statement in statements.values { statement.finalize() }
         for statement in literalStatements.values { statement.finalize() }
+        for entry in textStatements.values { entry.statement.finalize() }
         statements = [:]
         literalStatements = [:]
+        textStatements = [:]
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -103,6 +115,21 @@ public final class Database {
         guard handle != nil else { throw DatabaseError(resultCode: .misuse, message: "the database is closed", sql: text, path: path) }
         let statement = try Statement(database: self, sql: text)
         literalStatements[key] = statement
+        return statement
+    }
+
+    /// The cached prepared statement for `text`, reset and with bindings cleared; for hot paths whose
+    /// SQL is made at run time (found by the object, without hashing its text: a statement of 32 rows
+    /// is kilobytes, and hashing a `String` costs ≈ 10 instructions a byte).
+    func statement(_ text: SQLText) throws(DatabaseError) -> Statement {
+        let key = ObjectIdentifier(text)
+        if let cached = textStatements[key] {
+            cached.statement.reset()
+            return cached.statement
+        }
+        guard handle != nil else { throw DatabaseError(resultCode: .misuse, message: "the database is closed", sql: text.sql, path: path) }
+        let statement = try Statement(database: self, sql: text.sql)
+        textStatements[key] = (text, statement)
         return statement
     }
 
@@ -161,4 +188,15 @@ public final class Database {
 extension ResultCode {
     /// Library used incorrectly (for example a closed database).
     public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
+}
+
+/// SQL made once at run time, for `Database.statement(_: SQLText)`: each database finds its
+/// prepared statement by this object rather than by the text. Make one per statement and keep it (a
+/// `static let`); two objects with the same text are two cached statements.
+final class SQLText: Sendable {
+    /// The SQL.
+    let sql: String
+
+    /// Wraps `sql`.
+    init(_ sql: String) { self.sql = sql }
 }

@@ -149,8 +149,7 @@ extension SQLiteGeofencingStore {
             // from their bits (the same 32 digits `event.id` makes, without making the String).
             var expected = first.sequence
             let events = changes.events.startIndex
-            try forEachRowGroup(of: changes.events.count, eight: Self.eventInsert8, one: Self.eventInsert1,
-                                in: db) { insert, group, texts in
+            try forEachRowGroup(of: changes.events.count, Self.eventInsert, in: db) { insert, group, texts in
                 for row in 0..<group.count {
                     let logged = changes.events[events + group.lowerBound + row]
                     guard logged.sequence == expected else {
@@ -196,7 +195,7 @@ extension SQLiteGeofencingStore {
     }
 
     /// Writes the rows of devices that have one, `known` giving each one's key and its place in
-    /// `changes`: in key order (neighbouring rows share pages), eight rows per statement.
+    /// `changes`: in key order (neighbouring rows share pages), up to 32 rows per statement.
     ///
     /// Each row is an upsert by key that changes the row only when it holds the same id, and a row
     /// whose key is free would be inserted: either outcome means the key was remembered wrongly
@@ -217,7 +216,7 @@ extension SQLiteGeofencingStore {
                 known.sort { $0.key < $1.key }
             }
         }
-        try forEachRowGroup(of: known.count, eight: deviceUpsert8, one: deviceUpsert1, in: db) { upsert, group, texts in
+        try forEachRowGroup(of: known.count, deviceUpsert, in: db) { upsert, group, texts in
             for row in 0..<group.count {
                 let (key, change) = known[group.lowerBound + row]
                 let base = Int32(7 * row)
@@ -256,49 +255,35 @@ extension SQLiteGeofencingStore {
         statement.bind(snapshot.instantVisits.isEmpty ? nil : InstantVisitCodec.encode(snapshot.instantVisits), at: base + 7)
     }
 
-    /// A known device's row, by key: parameters 1 key, 2 id, 3 time, 4 latitude, 5 longitude, 6 count,
-    /// 7 instant visits. Only a row that holds the same id is changed (`WHERE`); SQLite overwrites it in
-    /// place, and the id's index is not touched (the id is not set).
-    private static let deviceUpsert1: StaticString = """
-        INSERT OR FAIL INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
-        VALUES (?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (key) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
-            longitude = excluded.longitude, update_count = excluded.update_count, instant_visits = excluded.instant_visits
-        WHERE id = excluded.id
-        """
+    /// A known device's row, by key: row *r* (from 0) in parameters 7·*r* + 1 key, + 2 id, + 3 time,
+    /// + 4 latitude, + 5 longitude, + 6 count, + 7 instant visits. Only a row that holds the same id is
+    /// changed (`WHERE`); SQLite overwrites it in place, and the id's index is not touched (the id is
+    /// not set). Several rows a statement as ``eventInsert``; in C against the same SQLite, ≈ 4,800
+    /// instructions a row with eight rows, ≈ 4,200 with 40, ≈ 6,400 with one.
+    private static let deviceUpsert = RowGroupSQL(
+        head: "INSERT OR FAIL INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits) VALUES",
+        row: "(?, ?, ?, ?, ?, ?, ?)",
+        tail: """
+            ON CONFLICT (key) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
+                longitude = excluded.longitude, update_count = excluded.update_count, instant_visits = excluded.instant_visits
+            WHERE id = excluded.id
+            """)
 
-    /// ``deviceUpsert1`` for eight rows, row *r* (from 0) in parameters 7·*r* + 1 … 7·*r* + 7: ≈ 4,800
-    /// instructions a row in SQLite against ≈ 6,400 for one row per statement (see ``eventInsert8``).
-    private static let deviceUpsert8: StaticString = """
-        INSERT OR FAIL INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
-        VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?),
-            (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (key) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
-            longitude = excluded.longitude, update_count = excluded.update_count, instant_visits = excluded.instant_visits
-        WHERE id = excluded.id
-        """
-
-    /// The event log's insert of one row; parameters 1–16 are the columns in this order.
-    private static let eventInsert1: StaticString = """
-        INSERT OR FAIL INTO event (sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
-            observed_at, reason, fence_name, grp, properties, message)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """
-
-    /// The event log's insert of eight rows, row *r* (from 0) in parameters 16·*r* + 1 … 16·*r* + 16.
+    /// The event log's insert: row *r* (from 0) in parameters 16·*r* + 1 … 16·*r* + 16, the columns in
+    /// this order.
     ///
     /// SQLite sets up and tears down a statement for every step (its cursor, its registers' memory):
-    /// per row of the one-row insert ≈ 6,500 instructions, ≈ 4,800 with eight rows per step. `OR FAIL`:
-    /// a statement of several rows that may fail half-way otherwise opens a statement journal to undo
-    /// its own rows (≈ 300 instructions a row); a failure rolls the whole commit back anyway.
-    private static let eventInsert8: StaticString = """
-        INSERT OR FAIL INTO event (sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
-            observed_at, reason, fence_name, grp, properties, message)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
-            (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
-            (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
-            (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """
+    /// per row of the one-row insert ≈ 6,500 instructions, ≈ 4,800 with eight rows per step, ≈ 4,600
+    /// with 32. `OR FAIL`: a statement of several rows that may fail half-way otherwise opens a
+    /// statement journal to undo its own rows (≈ 300 instructions a row); a failure rolls the whole
+    /// commit back anyway.
+    private static let eventInsert = RowGroupSQL(
+        head: """
+            INSERT OR FAIL INTO event (sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
+                observed_at, reason, fence_name, grp, properties, message) VALUES
+            """,
+        row: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        tail: "")
 
     /// Binds `logged`'s columns to parameters `base` + 1 … `base` + 16 of an event insert: the numbers
     /// directly, the texts appended to `texts` (bound when the statement runs).
@@ -361,10 +346,10 @@ extension SQLiteGeofencingStore {
         var membership: Int
     }
 
-    /// Writes `upserts`, eight rows per statement (as ``eventInsert8``).
+    /// Writes `upserts`, up to 32 rows per statement (as ``eventInsert``).
     private static func writePresenceUpserts(_ upserts: [PresenceUpsert], of devices: [DeviceChange], into db: Database) throws {
         guard !upserts.isEmpty else { return }
-        try forEachRowGroup(of: upserts.count, eight: presenceUpsert8, one: presenceUpsert1, in: db) { upsert, group, texts in
+        try forEachRowGroup(of: upserts.count, presenceUpsert, in: db) { upsert, group, texts in
             for row in 0..<group.count {
                 let entry = upserts[group.lowerBound + row]
                 let base = Int32(6 * row)
@@ -379,43 +364,68 @@ extension SQLiteGeofencingStore {
         }
     }
 
-    /// Calls `body` with the rows `0..<count` in groups, as the commit's statements take them: eight
-    /// rows a statement (`eight`, see ``eventInsert8``) while eight remain, then one (`one`). `body` gets
-    /// the group's statement, the group, and one reused ``TextParameters``, emptied for each group; it
-    /// binds the rows and runs the statement.
+    /// One statement's SQL for 1, 8 and 32 rows: `head`, the rows' `row` tuples separated by commas,
+    /// then `tail`.
+    struct RowGroupSQL {
+        /// The statements for one, eight and 32 rows.
+        let one: SQLText, eight: SQLText, thirtyTwo: SQLText
+
+        init(head: String, row: String, tail: String) {
+            func sql(_ rows: Int) -> SQLText {
+                SQLText(head + " " + Array(repeating: row, count: rows).joined(separator: ", ") + " " + tail)
+            }
+            (one, eight, thirtyTwo) = (sql(1), sql(8), sql(32))
+        }
+
+        /// The rows of the next group when `rows` remain: 32, 8 or 1.
+        static func size(forRemaining rows: Int) -> Int {
+            rows >= 32 ? 32 : rows >= 8 ? 8 : 1
+        }
+    }
+
+    /// Calls `body` with the rows `0..<count` in groups, as the commit's statements take them: 32 rows
+    /// a statement while 32 remain, then eight while eight remain, then one (see ``eventInsert``).
+    /// `body` gets the group's statement, the group, and one reused ``TextParameters``, emptied for
+    /// each group; it binds the rows and runs the statement.
     ///
     /// Each statement is found once: a look-up also clears the statement's bindings (≈ 1,900
     /// instructions for 56), and every row binds all its parameters anyway.
     @inline(__always)
-    private static func forEachRowGroup(of count: Int, eight: StaticString, one: StaticString, in db: Database,
+    private static func forEachRowGroup(of count: Int, _ sql: RowGroupSQL, in db: Database,
                                         _ body: (Statement, Range<Int>, inout TextParameters) throws -> Void) throws {
         guard count > 0 else { return }
-        let statement8 = try db.statement(literal: eight), statement1 = try db.statement(literal: one)
+        var found: (one: Statement?, eight: Statement?, thirtyTwo: Statement?) = (nil, nil, nil)
         var texts = TextParameters()
         var next = 0
         while next < count {
-            let rows = count - next >= 8 ? 8 : 1
+            let rows = RowGroupSQL.size(forRemaining: count - next)
+            let statement: Statement
+            switch rows {
+            case 32:
+                if found.thirtyTwo == nil { found.thirtyTwo = try db.statement(sql.thirtyTwo) }
+                statement = found.thirtyTwo!
+            case 8:
+                if found.eight == nil { found.eight = try db.statement(sql.eight) }
+                statement = found.eight!
+            default:
+                if found.one == nil { found.one = try db.statement(sql.one) }
+                statement = found.one!
+            }
             texts.removeAll()
-            try body(rows == 8 ? statement8 : statement1, next..<next + rows, &texts)
+            try body(statement, next..<next + rows, &texts)
             next += rows
         }
     }
 
-    /// A presence row: parameters 1 device key, 2 fence, 3 entry time, 4 visit sequence, 5 dwelled, 6 ordinal.
-    private static let presenceUpsert1: StaticString = """
-        INSERT OR FAIL INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
-            visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
-        """
-
-    /// ``presenceUpsert1`` for eight rows, row *r* (from 0) in parameters 6·*r* + 1 … 6·*r* + 6.
-    private static let presenceUpsert8: StaticString = """
-        INSERT OR FAIL INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal)
-        VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?),
-            (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)
-        ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
-            visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
-        """
+    /// Presence rows: row *r* (from 0) in parameters 6·*r* + 1 device key, + 2 fence, + 3 entry time,
+    /// + 4 visit sequence, + 5 dwelled, + 6 ordinal.
+    private static let presenceUpsert = RowGroupSQL(
+        head: "INSERT OR FAIL INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES",
+        row: "(?, ?, ?, ?, ?, ?)",
+        tail: """
+            ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
+                visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
+            """)
 
     private static func writeMeta(_ key: String, _ value: Int64, into db: Database) throws {
         let meta = try db.statement(literal: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")

@@ -39,8 +39,8 @@ public final class SQLiteGeofencingStore: GeofencingStore {
     ///     ``LockingMode/exclusive`` locks it until ``close()`` for cheaper commits.
     ///   - checkpointPages: how many pages (1 KiB in a file this version creates, 4 KiB in older files)
     ///     the write-ahead log may hold before the commit that
-    ///     passes it copies them into the database file and syncs both (SQLite's `wal_autocheckpoint`;
-    ///     at least 1). That commit — and every caller waiting for it — takes the checkpoint's time:
+    ///     passes it copies them into the database file and syncs both (as SQLite's `wal_autocheckpoint`,
+    ///     with the copy's writes gathered: ``Database/setAutomaticCheckpoint(pages:)``; at least 1). That commit — and every caller waiting for it — takes the checkpoint's time:
     ///     more pages mean rarer checkpoints that take longer each, and less time in checkpoints
     ///     overall, since pages changed again and again are copied once (docs/service.md).
     /// - Throws: ``GeofencingError/Code/incompatibleStorage`` for a file that is not an SQLite database,
@@ -90,6 +90,6 @@ public final class SQLiteGeofencingStore: GeofencingStore {
         try db.useWriteAheadLogAndMigrate(path: path, synchronous: synchronous, from: version,
                                           migrations: Schema.steps, applicationID: Schema.applicationID,
                                           newFilePageSize: tables == 0 ? Schema.pageSize : nil)
-        _ = try db.text("PRAGMA wal_autocheckpoint = \(checkpointPages)")
+        db.setAutomaticCheckpoint(pages: Int32(clamping: checkpointPages))
     }
 }

@@ -7,7 +7,7 @@ import PerimeterTestSupport
 import Testing
 @testable import PerimeterSQLite
 
-/// Known devices' rows are written eight per statement in key order, each an upsert that changes only
+/// Known devices' rows are written up to 32 per statement in key order, each an upsert that changes only
 /// a row holding the same id; a remembered key that names another device's row or no row is caught and
 /// the commit starts again with keys read from the file.
 @Suite("SQLite store: device rows")
@@ -30,11 +30,11 @@ struct DeviceRowTests {
             options: random.next() % 7 == 0 ? DeviceKeyTests.options : nil)
     }
 
-    @Test("random commits of up to 30 devices (new, known, forgotten, reopened; presence rewritten or by difference): the SQLite store loads what the in-memory store loads",
+    @Test("random commits of up to 70 devices (new, known, forgotten, reopened; presence rewritten or by difference): the SQLite store loads what the in-memory store loads",
           arguments: [SQLiteGeofencingStore.LockingMode.shared, .exclusive])
     func matchesTheInMemoryStore(mode: SQLiteGeofencingStore.LockingMode) throws {
         var random = SplitMix64(seed: mode == .shared ? 1_816 : 6_181)
-        let ids = (0..<40).map { DeviceID($0 % 5 == 0 ? "dév-\($0)" : "d\($0)") }
+        let ids = (0..<80).map { DeviceID($0 % 5 == 0 ? "dév-\($0)" : "d\($0)") }
         let folder = TemporaryFolder()
         let path = folder.path("devices.sqlite")
         var store = try SQLiteGeofencingStore(path: path, lockingMode: mode)
@@ -45,10 +45,11 @@ struct DeviceRowTests {
         for round in 0..<60 {
             var changes = StoreChanges()
             if round > 5, random.next() % 4 == 0 {
-                changes.forgottenDevices = (0..<Int(random.next() % 3 + 1)).map { _ in ids[Int(random.next() % 40)] }
+                changes.forgottenDevices = (0..<Int(random.next() % 3 + 1)).map { _ in ids[Int(random.next() % 80)] }
             }
             var chosen = Set<DeviceID>()
-            for _ in 0..<Int(random.next() % 31) { chosen.insert(ids[Int(random.next() % 40)]) }
+            // Up to 70: statements of 32 rows, of eight and of one, for device and presence rows.
+            for _ in 0..<Int(random.next() % 71) { chosen.insert(ids[Int(random.next() % 80)]) }
             for device in changes.forgottenDevices { committed[device] = nil }
             // Half of the changes name the rows stored now (only the differences are written), the
             // others not (the device's rows are deleted and written again).
@@ -57,7 +58,8 @@ struct DeviceRowTests {
                              storedMemberships: random.next() % 2 == 0 ? committed[$0, default: []] : nil)
             }
             for change in changes.devices { committed[change.snapshot.device] = change.snapshot.memberships }
-            batches.insert(changes.devices.count / 8)
+            let count = changes.devices.count
+            batches.insert(count >= 32 ? 32 : count >= 8 ? 8 : 1)
             guard !changes.isEmpty else { continue }
             try store.commit(changes)
             try memory.commit(changes)
@@ -70,7 +72,7 @@ struct DeviceRowTests {
             default: break
             }
         }
-        #expect(batches.count > 2, "commits with 0, 1 and more statements of eight rows")
+        #expect(batches == [1, 8, 32], "commits with statements of one row only, of eight and of 32")
         #expect(try store.load().devices == memory.load().devices)
     }
 
@@ -81,7 +83,7 @@ struct DeviceRowTests {
         let path = folder.path("state.sqlite")
         let store = try SQLiteGeofencingStore(path: path, lockingMode: mode)
         defer { store.close() }
-        let ids = (0..<12).map { DeviceID("d\($0)") }
+        let ids = (0..<44).map { DeviceID("d\($0)") }
         try DeviceKeyTests.commit(store, ids.map { DeviceKeyTests.device($0, time: 1) })
         // Read through the store's own connection (an exclusive store keeps the file locked).
         func keys() throws -> [String] {
@@ -94,10 +96,11 @@ struct DeviceRowTests {
         }
         // Each case alone (the commit that catches one starts again with every key read from the file,
         // which would mend the others too): the remembered keys made wrong after a load, then a commit of
-        // all twelve devices (one statement of eight rows, four of one) and the ghost when it is named.
+        // all 44 devices (one statement of 32 rows, one of eight, four of one) and the ghost when it is named.
         let cases: [(wrong: [DeviceID: Int64], ghost: Bool)] = [
-            (["d0": 2, "d1": 1], false),  // rows of other devices (the eight-row statement)
-            (["d10": 12, "d11": 11], false),  // the same in one-row statements
+            (["d0": 2, "d1": 1], false),  // rows of other devices (the 32-row statement)
+            (["d32": 34, "d33": 33], false),  // the same in the eight-row statement
+            (["d42": 44, "d43": 43], false),  // the same in one-row statements
             (["d2": 99], false),  // a free key, the id has a row: the insert fails its UNIQUE constraint
             (["ghost": 50], true),  // a free key, the id has no row: the insert succeeds and is caught
         ]
@@ -111,12 +114,12 @@ struct DeviceRowTests {
             time += 100
             let devices = expected.enumerated().map { DeviceKeyTests.device($1, time: time + Double($0), fences: ["park"]) }
             if ghost { expected.append("ghost") }
-            try DeviceKeyTests.commit(store, devices + (ghost ? [DeviceKeyTests.device("ghost", time: time + 40)] : []))
+            try DeviceKeyTests.commit(store, devices + (ghost ? [DeviceKeyTests.device("ghost", time: time + 60)] : []))
             #expect(try keys() == expected.enumerated().map { "\($0 + 1):\($1)" }, "\(wrong)")
             let state = try store.load()
             #expect(state.devices.map(\.device) == expected)
-            #expect(state.devices.prefix(12).map(\.lastTime) == (0..<12).map { time + Double($0) }, "\(wrong)")
-            #expect(state.devices.prefix(12).allSatisfy { $0.memberships.map(\.fence) == ["park"] }, "\(wrong)")
+            #expect(state.devices.prefix(44).map(\.lastTime) == (0..<44).map { time + Double($0) }, "\(wrong)")
+            #expect(state.devices.prefix(44).allSatisfy { $0.memberships.map(\.fence) == ["park"] }, "\(wrong)")
         }
     }
 }

@@ -68,7 +68,7 @@ struct EventLogTests {
         let store = try SQLiteGeofencingStore(path: path, lockingMode: mode)
         var logged: [GeofencingEvent] = []
         while logged.count < 600 {
-            let count = Int(random.next() % 40)
+            let count = Int(random.next() % 80)  // statements of 32 rows, of eight and of one
             let events = (0..<count).map { Self.randomEvent(Int64(logged.count + $0 + 1), &random) }
             var changes = StoreChanges()
             changes.events = events
