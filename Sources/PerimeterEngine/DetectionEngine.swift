@@ -687,37 +687,22 @@ public struct DetectionEngine: Sendable {
 
     /// The hash whose ``StableHash/hex`` is the visit id.
     func visitHash(device: DeviceID, fence: FenceID, membership m: Membership) -> StableHash {
-        var hash = StableHash()
-        hash.combine(device.rawValue)
-        hash.combine(fence.rawValue)
-        hash.combine(m.entryTime)
-        if m.hasLegacyID {
+        m.hasLegacyID
             // A visit restored from a store written before ordinals keeps the id its entry was given.
-            hash.combine(m.visitSequence)
-        } else {
-            hash.combine(UInt64(m.ordinal))
-            hash.combine(Self.visitIDScheme)  // one more word: never equal to a legacy id's input
-        }
-        return hash
+            ? StableHash.visit(device: device, fence: fence, entryTime: m.entryTime, legacySequence: m.visitSequence)
+            : StableHash.visit(device: device, fence: fence, entryTime: m.entryTime, ordinal: m.ordinal)
     }
-
-    /// Marks ids derived from what a visit is (as opposed to the legacy update count).
-    private static let visitIDScheme: UInt64 = 2
 
     /// An event of the visit `m`. Its id hashes the visit id, the kind and the event time, plus `extra`
     /// where one visit has several events of a kind: the repeat number of a repeated dwell, the number
-    /// of a level event among the device's updates at one instant.
+    /// of a level event among the device's updates at one instant. The hashes are made when the ids are
+    /// read (``EventIdentity``).
+    @inline(__always)
     func makeEvent(_ kind: GeofenceEventKind, fence: FenceID, device: DeviceID, membership m: Membership,
                    time: Double, coordinate: Coordinate, extra: UInt64? = nil) -> GeofenceEvent {
-        let visit = visitHash(device: device, fence: fence, membership: m)
-        var hash = StableHash()
-        hash.combine(hexOf: visit)  // the visit id's text, as the id's definition reads
-        hash.combine(kind.rawValue)
-        hash.combine(time)
-        if let extra { hash.combine(extra) }
-        return GeofenceEvent(identifier: hash.identifier, visitIdentifier: visit.identifier, kind: kind, fence: fence,
-                             device: device, time: Date(timeIntervalSince1970: time), coordinate: coordinate,
-                             fenceSlot: m.slot)
+        GeofenceEvent(identity: .derived(EventIDInputs(membership: m, time: time, extra: extra)), kind: kind,
+                      fence: fence, device: device, time: Date(timeIntervalSince1970: time), coordinate: coordinate,
+                      fenceSlot: m.slot)
     }
 
     /// `c` with its longitude wrapped into ±180°, or `nil` when it is no position on Earth.
