@@ -795,7 +795,7 @@ extension DetectionEngine {
         if devices[d].smallUpdateCount < DeviceRecord.countElsewhere - 1 {
             devices[d].smallUpdateCount += 1
         } else {
-            setUpdateCount(updateCount(ofSlot: d) &+ 1, ofSlot: d)
+            setUpdateCountElsewhere(updateCount(ofSlot: d) &+ 1, ofSlot: d)  // out of line: rare
         }
     }
 }

@@ -42,14 +42,14 @@ public struct GeofenceEvent: Hashable, Sendable {
         }
     }
     /// What happened.
-    public var kind: GeofenceEventKind { willSet { fixIdentity() } }
+    public var kind: GeofenceEventKind { willSet { makeIDsNow() } }
     /// The fence.
-    public var fence: FenceID { willSet { fixIdentity() } }
+    public var fence: FenceID { willSet { makeIDsNow() } }
     /// The device.
-    public var device: DeviceID { willSet { fixIdentity() } }
+    public var device: DeviceID { willSet { makeIDsNow() } }
     /// When it happened. For entry and exit, the time of the update that showed it; for dwell, the entry
     /// time plus the fence's dwell time.
-    public var time: Date { willSet { fixIdentity() } }
+    public var time: Date { willSet { makeIDsNow() } }
     /// The device's location: the update that caused the event (for a dwell, the latest known location).
     public var coordinate: Coordinate
     /// On exit: how long the device was inside, in seconds; on a cross, how long the straight path
@@ -89,9 +89,14 @@ public struct GeofenceEvent: Hashable, Sendable {
         self.fenceSlot = FenceSlotHint(fenceSlot)
     }
 
-    /// Makes derived ids given, before one of their inputs (kind, fence, device, time) changes: an
-    /// event's ids stay what they were when it was made, whatever is edited in it later.
-    private mutating func fixIdentity() {
+    /// Makes ``id`` and ``visitID`` now (one hash of the visit for both) and keeps them in the event, so
+    /// that reading them later costs no hashing: for a holder that reads both, or one several times
+    /// (a service logs, stores and sends every event). The event's value is unchanged.
+    ///
+    /// The engine itself keeps what the ids are made from and makes them when read (``EventIdentity``).
+    /// Editing ``kind``, ``fence``, ``device`` or ``time`` calls this first: an event's ids stay what
+    /// they were when it was made, whatever is edited in it later.
+    public mutating func makeIDsNow() {
         guard case .derived = identity else { return }
         let (id, visit) = identifiers
         identity = .given(id: id, visit: visit)

@@ -201,7 +201,10 @@ struct ServiceCore {
             pending.events.reserveCapacity(max(pending.events.count + events.count, 2 * pending.events.capacity))
         }
         let first = output.count
-        for event in events {
+        for var event in events {
+            // Every logged event's ids are read (stored, streamed, sent, some more than once): made
+            // once here, both from one hash of the visit.
+            event.makeIDsNow()
             lastSequence += 1
             let label = fenceLabels.label(of: event, in: &engine)
             // Built once where the log keeps it; the caller's result gets the one copy.

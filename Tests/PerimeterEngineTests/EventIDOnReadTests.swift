@@ -61,7 +61,7 @@ struct EventIDOnReadTests {
         }
     }
 
-    @Test("editing kind, fence, device or time keeps the ids; setting one id keeps the other",
+    @Test("editing kind, fence, device or time keeps the ids; setting one id keeps the other; makeIDsNow changes no value",
           arguments: [UInt64(41), 42])
     func editsKeepIDs(seed: UInt64) {
         for options in [DetectionOptions(), DetectionOptions(crossings: true, initialTrigger: .inside, dwellEvery: 30)] {
@@ -85,6 +85,10 @@ struct EventIDOnReadTests {
                 revisited.visitID = "visit"
                 #expect(revisited.id == id && revisited.visitID == "visit")
                 #expect(renamed != event && revisited != event)
+                var made = event
+                made.makeIDsNow()
+                #expect(made == event && made.id == id && made.visitID == visit)
+                if case .derived = made.identity { Issue.record("makeIDsNow kept the inputs") }
             }
         }
     }
