@@ -40,7 +40,7 @@ struct EventIDInputs: Sendable {
         self.time = time
         // The sequence has 62 bits (``Membership/visitSequence``): the two flags fit above it.
         bits = m.hasLegacyID ? m.visitSequence | Self.legacyBit : UInt64(m.ordinal)
-        if let extra { bits |= Self.extraBit }
+        if extra != nil { bits |= Self.extraBit }
         extraWord = extra ?? 0
     }
 
