@@ -45,6 +45,7 @@ struct EventIDInputs: Sendable {
     }
 
     /// The hash whose digits are the visit id.
+    @inline(__always)
     func visitHash(device: DeviceID, fence: FenceID) -> StableHash {
         bits & Self.legacyBit != 0
             ? StableHash.visit(device: device, fence: fence, entryTime: entryTime, legacySequence: bits & (Self.extraBit - 1))
@@ -53,6 +54,7 @@ struct EventIDInputs: Sendable {
     }
 
     /// The hash whose digits are the event id, from the hash of its visit.
+    @inline(__always)
     func eventHash(visit: StableHash, kind: GeofenceEventKind) -> StableHash {
         StableHash.event(visit: visit, kind: kind, time: time, extra: bits & Self.extraBit != 0 ? extraWord : nil)
     }
@@ -70,6 +72,7 @@ extension StableHash {
 
     /// The hash of a visit id: what the visit is — device, fence, entry time and which visit of that
     /// fence beginning at that instant it is — so re-posting or replaying updates gives the same ids.
+    @inline(__always)
     static func visit(device: DeviceID, fence: FenceID, entryTime: Double, ordinal: UInt32) -> StableHash {
         var hash = StableHash()
         hash.combine(device.rawValue)
@@ -93,6 +96,7 @@ extension StableHash {
 
     /// The hash of an event id: the visit id's text, the kind, the event time, plus `extra` where one
     /// visit has several events of a kind (the repeat number of a repeated dwell, the level key).
+    @inline(__always)
     static func event(visit: StableHash, kind: GeofenceEventKind, time: Double, extra: UInt64?) -> StableHash {
         var hash = StableHash()
         hash.combine(hexOf: visit)  // the visit id's text, as the id's definition reads

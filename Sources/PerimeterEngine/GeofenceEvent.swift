@@ -24,7 +24,12 @@ public struct GeofenceEvent: Hashable, Sendable {
     /// Where ``id`` and ``visitID`` come from: given, or the engine's inputs of their hashes.
     var identity: EventIdentity
     /// ``id`` before it is written out.
-    var identifier: EventIdentifier { identifiers.id }
+    var identifier: EventIdentifier {
+        switch identity {
+        case let .given(id, _): id  // without a copy of the visit id
+        case .derived: identifiers.id
+        }
+    }
     /// ``visitID`` before it is written out.
     var visitIdentifier: EventIdentifier {
         switch identity {
