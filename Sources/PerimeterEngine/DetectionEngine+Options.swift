@@ -410,11 +410,8 @@ extension DetectionEngine {
         case .cross: statistics.crosses += 1
         case .inside: statistics.insides += 1
         }
-        var event = makeEvent(kind, fence: fence.id, device: state.id, membership: m, time: time, coordinate: coordinate,
-                              extra: extra)
-        event.timeInside = timeInside
-        event.observedAt = Date(timeIntervalSince1970: observedAt ?? time)
-        event.reason = reason
+        let event = makeEvent(kind, fence: fence.id, device: state.id, membership: m, time: time, coordinate: coordinate,
+                              timeInside: timeInside, observedAt: observedAt, reason: reason, extra: extra)
         list.append(KeyedEvent(event: event, rank: rank))
     }
 }

@@ -10,30 +10,51 @@ import PerimeterGeometry
 /// ``visitID``.
 public struct GeofenceEvent: Hashable, Sendable {
     /// Unique id of this event (32 hex digits), stable across runs: derived from the visit and the kind.
-    /// (Kept as its 128 bits and written out when read.)
+    /// (Made when read: see ``EventIdentity``.)
     public var id: String {
         get { identifier.text }
-        set { identifier = EventIdentifier(newValue) }
+        set { identity = .given(id: EventIdentifier(newValue), visit: visitIdentifier) }
     }
     /// Id of the visit (32 hex digits) this event belongs to: shared by its entry, dwell and exit.
-    /// (Kept as its 128 bits and written out when read.)
+    /// (Made when read: see ``EventIdentity``.)
     public var visitID: String {
         get { visitIdentifier.text }
-        set { visitIdentifier = EventIdentifier(newValue) }
+        set { identity = .given(id: identifier, visit: EventIdentifier(newValue)) }
     }
+    /// Where ``id`` and ``visitID`` come from: given, or the engine's inputs of their hashes.
+    var identity: EventIdentity
     /// ``id`` before it is written out.
-    var identifier: EventIdentifier
+    var identifier: EventIdentifier {
+        switch identity {
+        case let .given(id, _): id  // without a copy of the visit id
+        case .derived: identifiers.id
+        }
+    }
     /// ``visitID`` before it is written out.
-    var visitIdentifier: EventIdentifier
+    var visitIdentifier: EventIdentifier {
+        switch identity {
+        case let .given(_, visit): visit
+        case let .derived(inputs): inputs.visitHash(device: device, fence: fence).identifier
+        }
+    }
+    /// ``id`` and ``visitID`` before they are written out; the visit's hash made once for both.
+    var identifiers: (id: EventIdentifier, visit: EventIdentifier) {
+        switch identity {
+        case let .given(id, visit): return (id, visit)
+        case let .derived(inputs):
+            let visit = inputs.visitHash(device: device, fence: fence)
+            return (inputs.eventHash(visit: visit, kind: kind).identifier, visit.identifier)
+        }
+    }
     /// What happened.
-    public var kind: GeofenceEventKind
+    public var kind: GeofenceEventKind { willSet { makeIDsNow() } }
     /// The fence.
-    public var fence: FenceID
+    public var fence: FenceID { willSet { makeIDsNow() } }
     /// The device.
-    public var device: DeviceID
+    public var device: DeviceID { willSet { makeIDsNow() } }
     /// When it happened. For entry and exit, the time of the update that showed it; for dwell, the entry
     /// time plus the fence's dwell time.
-    public var time: Date
+    public var time: Date { willSet { makeIDsNow() } }
     /// The device's location: the update that caused the event (for a dwell, the latest known location).
     public var coordinate: Coordinate
     /// On exit: how long the device was inside, in seconds; on a cross, how long the straight path
@@ -52,17 +73,16 @@ public struct GeofenceEvent: Hashable, Sendable {
     public init(id: String, visitID: String, kind: GeofenceEventKind, fence: FenceID, device: DeviceID,
                 time: Date, coordinate: Coordinate, timeInside: Double? = nil, observedAt: Date? = nil,
                 reason: ExitReason = .left) {
-        self.init(identifier: EventIdentifier(id), visitIdentifier: EventIdentifier(visitID), kind: kind,
+        self.init(identity: .given(id: EventIdentifier(id), visit: EventIdentifier(visitID)), kind: kind,
                   fence: fence, device: device, time: time, coordinate: coordinate, timeInside: timeInside,
                   observedAt: observedAt, reason: reason)
     }
 
-    /// Creates an event whose ids are written out when read (the engine's way).
-    init(identifier: EventIdentifier, visitIdentifier: EventIdentifier, kind: GeofenceEventKind, fence: FenceID,
+    /// Creates an event whose ids come from `identity` (the engine's way: made when read).
+    init(identity: EventIdentity, kind: GeofenceEventKind, fence: FenceID,
          device: DeviceID, time: Date, coordinate: Coordinate, timeInside: Double? = nil, observedAt: Date? = nil,
          reason: ExitReason = .left, fenceSlot: FenceSet.Slot = -1) {
-        self.identifier = identifier
-        self.visitIdentifier = visitIdentifier
+        self.identity = identity
         self.kind = kind
         self.fence = fence
         self.device = device
@@ -72,6 +92,45 @@ public struct GeofenceEvent: Hashable, Sendable {
         self.observedAt = observedAt ?? time
         self.reason = reason
         self.fenceSlot = FenceSlotHint(fenceSlot)
+    }
+
+    /// Makes ``id`` and ``visitID`` now (one hash of the visit for both) and keeps them in the event, so
+    /// that reading them later costs no hashing: for a holder that reads both, or one several times
+    /// (a service logs, stores and sends every event). The event's value is unchanged.
+    ///
+    /// The engine itself keeps what the ids are made from and makes them when read (``EventIdentity``).
+    /// Editing ``kind``, ``fence``, ``device`` or ``time`` calls this first: an event's ids stay what
+    /// they were when it was made, whatever is edited in it later.
+    public mutating func makeIDsNow() {
+        guard case .derived = identity else { return }
+        let (id, visit) = identifiers
+        identity = .given(id: id, visit: visit)
+    }
+
+    /// Two events are equal when what they say is equal: their ids' texts and every public field.
+    public static func == (a: GeofenceEvent, b: GeofenceEvent) -> Bool {
+        guard a.kind == b.kind, a.fence == b.fence, a.device == b.device, a.time == b.time,
+              a.coordinate == b.coordinate, a.timeInside == b.timeInside, a.observedAt == b.observedAt,
+              a.reason == b.reason else { return false }
+        // The same inputs with the same kind, fence and device make the same ids: no hashing.
+        if case let .derived(x) = a.identity, case let .derived(y) = b.identity, x == y { return true }
+        let (aID, aVisit) = a.identifiers, (bID, bVisit) = b.identifiers
+        return aID == bID && aVisit == bVisit
+    }
+
+    /// Hashes what ``==(_:_:)`` compares.
+    public func hash(into hasher: inout Hasher) {
+        let (id, visit) = identifiers
+        hasher.combine(id)
+        hasher.combine(visit)
+        hasher.combine(kind)
+        hasher.combine(fence)
+        hasher.combine(device)
+        hasher.combine(time)
+        hasher.combine(coordinate)
+        hasher.combine(timeInside)
+        hasher.combine(observedAt)
+        hasher.combine(reason)
     }
 }
 

@@ -21,6 +21,8 @@ public struct FenceSet: Sendable {
     @usableFromInline private(set) var indexIsStale = false
     /// How many fences set detection options of their own.
     private var fencesWithOptions = 0
+    /// How many fences set a dwell time of their own.
+    private var fencesWithDwellTimes = 0
 
     /// An empty set.
     public init() {}
@@ -39,6 +41,11 @@ public struct FenceSet: Sendable {
     /// Whether some fence sets detection options of its own (``Fence/options`` not all off).
     /// - Complexity: O(1).
     public var containsFenceOptions: Bool { fencesWithOptions > 0 }
+
+    /// Whether some fence sets a dwell time of its own (``Fence/dwellTime`` not `nil`): without one, and
+    /// without an engine default, no visit ever has a dwell due.
+    /// - Complexity: O(1).
+    public var containsDwellTimes: Bool { fencesWithDwellTimes > 0 }
 
     /// The fences, in slot order (the order they were first added).
     public var fences: [Fence] { slots.compactMap { $0 } }
@@ -94,8 +101,10 @@ public struct FenceSet: Sendable {
     public mutating func upsert(_ fence: Fence) -> (slot: Slot, replaced: Bool) {
         indexIsStale = true
         if !fence.options.isOff { fencesWithOptions += 1 }
+        if fence.dwellTime != nil { fencesWithDwellTimes += 1 }
         if let slot = slotByID[fence.id] {
             if let old = slots[Int(slot)], !old.options.isOff { fencesWithOptions -= 1 }
+            if let old = slots[Int(slot)], old.dwellTime != nil { fencesWithDwellTimes -= 1 }
             slots[Int(slot)] = fence
             traits[Int(slot)] = SlotTraits(fence)
             return (slot, true)
@@ -114,6 +123,7 @@ public struct FenceSet: Sendable {
         slots[Int(slot)] = nil
         traits[Int(slot)] = .empty
         if !fence.options.isOff { fencesWithOptions -= 1 }
+        if fence.dwellTime != nil { fencesWithDwellTimes -= 1 }
         indexIsStale = true
         return (fence, slot)
     }
@@ -124,6 +134,7 @@ public struct FenceSet: Sendable {
         traits = Array(repeating: .empty, count: traits.count)
         slotByID = [:]
         fencesWithOptions = 0
+        fencesWithDwellTimes = 0
         indexIsStale = true
     }
 

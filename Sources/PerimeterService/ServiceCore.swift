@@ -206,6 +206,9 @@ struct ServiceCore {
             let label = fenceLabels.label(of: event, in: &engine)
             // Built once where the log keeps it; the caller's result gets the one copy.
             pending.events.append(GeofencingEvent(sequence: lastSequence, event: event, label: label))
+            // Every logged event's ids are read (stored, streamed, sent, some more than once): made once
+            // here, both from one hash of the visit, in the log's own copy.
+            pending.events[pending.events.count - 1].event.makeIDsNow()
             output.append(pending.events[pending.events.count - 1])
             if !streams.isEmpty {
                 for continuation in streams.values { continuation.yield(output[output.count - 1]) }
