@@ -43,9 +43,11 @@ extension DetectionEngine {
     /// The one body of both commit snapshots, the one written in place and the one returned
     /// (``commitSnapshot(of:since:)`` writes into a blank snapshot): the state of the device in `slot`
     /// written into `snapshot`, the memberships only when the presence is not the one `since` stamped.
-    /// Inlined into both callers, so that neither pays a call or a copy of the engine for sharing it.
+    /// Inlined into both callers, so that neither pays a call for sharing it. `mutating` only to read
+    /// the engine where it lies: non-mutating, it was inlined with a copy of the whole engine value
+    /// (568 bytes) per device. The engine is not changed.
     @inline(__always)
-    func writeCommitSnapshot(ofSlot slot: Int32, since stamp: PresenceStamp?,
+    mutating func writeCommitSnapshot(ofSlot slot: Int32, since stamp: PresenceStamp?,
                              into snapshot: inout DeviceSnapshot) -> CommitSnapshotWritten {
         let d = Int(slot)
         let presence = devices[d].presence
@@ -58,8 +60,18 @@ extension DetectionEngine {
         snapshot.updateCount = updateCount(ofSlot: d)
         if !unchanged { snapshot.memberships = newStamp.inside.isEmpty ? [] : membershipSnapshots(of: newStamp.inside) }
         snapshot.instantVisits = instantVisits.isEmpty ? [] : instantVisitSnapshots(of: instantVisits[slot] ?? [])
-        snapshot.options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
-        snapshot.stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
+        // Without option or stream state (the usual case) a blank `nil` is left alone: assigning `nil`
+        // over it called the optional's outlined destroy.
+        if !optionStates.isEmpty {
+            snapshot.options = optionStates[slot].map { optionSnapshot($0) }
+        } else if snapshot.options != nil {
+            snapshot.options = nil
+        }
+        if !streamStates.isEmpty {
+            snapshot.stream = streamStates[slot].map { streamSnapshot($0) }
+        } else if snapshot.stream != nil {
+            snapshot.stream = nil
+        }
         return CommitSnapshotWritten(presenceUnchanged: unchanged, stamp: newStamp)
     }
 }
