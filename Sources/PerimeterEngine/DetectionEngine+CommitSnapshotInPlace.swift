@@ -60,18 +60,8 @@ extension DetectionEngine {
         snapshot.updateCount = updateCount(ofSlot: d)
         if !unchanged { snapshot.memberships = newStamp.inside.isEmpty ? [] : membershipSnapshots(of: newStamp.inside) }
         snapshot.instantVisits = instantVisits.isEmpty ? [] : instantVisitSnapshots(of: instantVisits[slot] ?? [])
-        // Without option or stream state (the usual case) a blank `nil` is left alone: assigning `nil`
-        // over it called the optional's outlined destroy.
-        if !optionStates.isEmpty {
-            snapshot.options = optionStates[slot].map { optionSnapshot($0) }
-        } else if snapshot.options != nil {
-            snapshot.options = nil
-        }
-        if !streamStates.isEmpty {
-            snapshot.stream = streamStates[slot].map { streamSnapshot($0) }
-        } else if snapshot.stream != nil {
-            snapshot.stream = nil
-        }
+        snapshot.options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
+        snapshot.stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
         return CommitSnapshotWritten(presenceUnchanged: unchanged, stamp: newStamp)
     }
 }
