@@ -256,11 +256,18 @@ struct ServiceCore {
         for number in pending.touched {
             let e = Int(number)
             let device = books.devices[e]
-            // Read once: each read of a field through the array copied the whole optional (and released it).
-            let committed = books.committed[e]
+            // Read once, by one switch: each read of a field through the array, or through optional
+            // chaining on a copy, copied the whole optional (and released it).
             // A stamp compares fence slots: it holds while the engine is the same and keeps its fences.
-            let stamp = !removesFences && committed?.generation == engineGeneration ? committed?.stamp : nil
-            let stored = committed?.memberships ?? []
+            let stamp: DetectionEngine.PresenceStamp?, stored: [DetectionEngine.MembershipSnapshot]
+            switch books.committed[e] {
+            case .some(let committed):
+                stamp = !removesFences && committed.generation == engineGeneration ? committed.stamp : nil
+                stored = committed.memberships
+            case .none:
+                stamp = nil
+                stored = []
+            }
             // The memberships start as what the store holds, which the engine leaves when the presence is
             // the one stamped; the engine writes every other field.
             work.changes.devices[k].snapshot.memberships = stored
