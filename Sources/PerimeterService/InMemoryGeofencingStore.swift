@@ -74,7 +74,9 @@ public final class InMemoryGeofencingStore: GeofencingStore {
                 // one, and replaced in place.
                 let p = c.devices.position(of: changes.devices[i].snapshot.device, number: changes.devices[i].deviceNumber)
                 if p >= 0 {
-                    c.devices.write(changes.devices[i].snapshot, at: p, memberships: presenceChanged)
+                    let kept = presenceChanged ? nil : c.devices.states[p].memberships
+                    c.devices.states[p] = changes.devices[i].snapshot
+                    if let kept { c.devices.states[p].memberships = kept }
                 } else {
                     let added = c.devices.append(changes.devices[i].snapshot, number: changes.devices[i].deviceNumber)
                     if !presenceChanged { c.devices.states[added].memberships = [] }
@@ -137,25 +139,6 @@ struct DeviceStates {
         guard let p = positions[device] else { return -1 }
         remember(p, number: n)
         return p
-    }
-
-    /// Writes `state` over the state at `p` (the same device's), its memberships only when `memberships`.
-    ///
-    /// Field by field: assigning the whole snapshot copied it (every reference in it retained) and
-    /// destroyed the one it replaced, and keeping the memberships meant taking them out first and
-    /// putting them back. Every field of ``DetectionEngine/DeviceSnapshot`` is written here (a field
-    /// added to it must be added here; `CommittedDeviceStateTests` compares every field with the
-    /// engine's).
-    @inline(__always)
-    mutating func write(_ state: DetectionEngine.DeviceSnapshot, at p: Int, memberships: Bool) {
-        states[p].device = state.device
-        states[p].lastTime = state.lastTime
-        states[p].lastCoordinate = state.lastCoordinate
-        states[p].updateCount = state.updateCount
-        if memberships { states[p].memberships = state.memberships }
-        states[p].instantVisits = state.instantVisits
-        states[p].options = state.options
-        states[p].stream = state.stream
     }
 
     /// Stores `state` of a device not stored yet, at the end; returns its position.
