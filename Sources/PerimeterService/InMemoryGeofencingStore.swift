@@ -91,6 +91,9 @@ public final class InMemoryGeofencingStore: GeofencingStore {
         }
     }
 
+    /// How many times the device states were compacted (``DeviceStates``); for tests.
+    var deviceStateCompactions: Int { contents.withLock { $0.devices.compactions } }
+
     /// - Complexity: O(log n + limit).
     public func events(after sequence: Int64, limit: Int) throws -> [GeofencingEvent] {
         contents.withLock { c in
@@ -121,6 +124,8 @@ struct DeviceStates {
     /// By device number: the position the device with that number was last written at (-1: none).
     /// A hint: checked against the id at that position.
     private var positionByNumber: [Int] = []
+    /// How many times the states were compacted.
+    private(set) var compactions = 0
 
     /// The stored states, in order.
     var all: [DetectionEngine.DeviceSnapshot] {
@@ -185,6 +190,7 @@ struct DeviceStates {
         isStored = Array(repeating: true, count: states.count)
         positions = Dictionary(uniqueKeysWithValues: states.enumerated().map { ($1.device, $0) })
         positionByNumber = []
+        compactions += 1
     }
 }
 

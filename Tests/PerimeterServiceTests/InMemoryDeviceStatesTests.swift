@@ -1,7 +1,7 @@
 import Foundation
 import PerimeterEngine
 import PerimeterFences
-import PerimeterService
+@testable import PerimeterService
 import PerimeterTestSupport
 import Testing
 
@@ -71,9 +71,13 @@ struct InMemoryDeviceStatesTests {
             case 1 where round % 30 == 0: changes.fences = [.removeAll]
             default: break
             }
-            // Forget many now and then (more than stay stored, so that the store compacts).
-            let forgetting = round % 25 == 24 ? Int.random(in: 500...1_500, using: &random) : Int.random(in: 0...3, using: &random)
-            changes.forgottenDevices = (0..<forgetting).map { _ in DeviceID("d\(Int.random(in: 0..<devices, using: &random))") }
+            // Now and then forget nine devices in ten (more than stay stored, so that the store compacts),
+            // else a few.
+            if round % 25 == 24 {
+                changes.forgottenDevices = (0..<devices).filter { _ in Int.random(in: 0..<10, using: &random) != 0 }.map { DeviceID("d\($0)") }
+            } else {
+                changes.forgottenDevices = (0..<Int.random(in: 0...3, using: &random)).map { _ in DeviceID("d\(Int.random(in: 0..<devices, using: &random))") }
+            }
             // Each device at most once per commit.
             let window = Int.random(in: 0..<devices, using: &random)
             let count = Int.random(in: 0...120, using: &random)
@@ -97,5 +101,6 @@ struct InMemoryDeviceStatesTests {
             if !same { return }
         }
         #expect(hits.right > 1_000 && hits.stale > 100 && hits.none > 100 && hits.huge > 100, "\(hits)")
+        #expect(store.deviceStateCompactions > 0, "the store compacted its states")
     }
 }
