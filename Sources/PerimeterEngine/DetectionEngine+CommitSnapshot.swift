@@ -42,9 +42,14 @@ extension DetectionEngine {
 
     /// The state of `device` as ``snapshot(of:)`` gives it, except that the memberships are left out
     /// when they are those `since` stamped; `nil` when the device sent no accepted update.
+    ///
+    /// `mutating` only to reach the engine where it lies: the engine is not changed. (The one body it
+    /// shares with ``ShardedEngine/writeCommitSnapshot(of:handle:since:into:)`` is mutating: as a
+    /// non-mutating method inlined into a mutating caller, it copied the whole engine value, 568 bytes,
+    /// per device.)
     /// - Complexity: O(1) plus O(k) to compare k memberships; O(k log k) when they changed (as
     ///   ``snapshot(of:)``).
-    public func commitSnapshot(of device: DeviceID, since stamp: PresenceStamp?) -> CommitSnapshot? {
+    public mutating func commitSnapshot(of device: DeviceID, since stamp: PresenceStamp?) -> CommitSnapshot? {
         guard let slot = slot(of: device) else { return nil }
         return commitSnapshot(ofSlot: slot, since: stamp)
     }
@@ -52,29 +57,17 @@ extension DetectionEngine {
     /// ``commitSnapshot(of:since:)`` found through `handle` (see ``DeviceHandle``): a caller that keeps
     /// one handle per device between commits skips hashing the id. The handle is checked, and corrected
     /// when it does not name the device's slot, as in ``process(_:handle:into:)``.
-    public func commitSnapshot(of device: DeviceID, handle: inout DeviceHandle, since stamp: PresenceStamp?) -> CommitSnapshot? {
-        if holds(handle, device) { return commitSnapshot(ofSlot: handle.slot, since: stamp) }
-        guard let slot = slot(of: device) else { return nil }
-        handle = DeviceHandle(slot: slot)
+    public mutating func commitSnapshot(of device: DeviceID, handle: inout DeviceHandle, since stamp: PresenceStamp?) -> CommitSnapshot? {
+        guard let slot = slot(of: device, handle: &handle) else { return nil }
         return commitSnapshot(ofSlot: slot, since: stamp)
     }
 
-    /// ``commitSnapshot(of:since:)`` of the device in `slot`.
-    private func commitSnapshot(ofSlot slot: Int32, since stamp: PresenceStamp?) -> CommitSnapshot {
-        let d = Int(slot)
-        let presence = devices[d].presence
-        // An unchanged presence keeps the stamp it was compared with (equal lists): no copy, no allocation.
-        let unchanged = stamp?.isSame(as: presence, in: presencePool) ?? false
-        let newStamp = unchanged ? stamp! : PresenceStamp(inside: presencePool.members(presence))
-        let memberships = unchanged || newStamp.inside.isEmpty ? [] : membershipSnapshots(of: newStamp.inside)
-        let instant = instantVisits.isEmpty ? [] : instantVisitSnapshots(of: instantVisits[slot] ?? [])
-        let options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
-        let stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
-        let snapshot = DeviceSnapshot(device: devices[d].id, lastTime: devices[d].lastTime,
-                                      lastCoordinate: devices[d].lastCoordinate, updateCount: updateCount(ofSlot: d),
-                                      memberships: memberships, instantVisits: instant, options: options, stream: stream)
-        // Moved into the result: else the compiler copied it (every reference retained) and destroyed it.
-        return CommitSnapshot(snapshot: consume snapshot, presenceUnchanged: unchanged, stamp: newStamp)
+    /// ``commitSnapshot(of:since:)`` of the device in `slot`: the in-place body written into a blank
+    /// snapshot, whose empty memberships are what an unchanged presence leaves.
+    private mutating func commitSnapshot(ofSlot slot: Int32, since stamp: PresenceStamp?) -> CommitSnapshot {
+        var snapshot = DeviceSnapshot.unwritten(device: devices[Int(slot)].id, memberships: [])
+        let written = writeCommitSnapshot(ofSlot: slot, since: stamp, into: &snapshot)
+        return CommitSnapshot(snapshot: consume snapshot, presenceUnchanged: written.presenceUnchanged, stamp: written.stamp)
     }
 }
 
@@ -89,27 +82,13 @@ extension ShardedEngine {
     }
 
     /// ``commitSnapshot(of:since:)`` found through `handle`, a ``DeviceHandle`` of the device's shard
-    /// (checked, and corrected when it does not name the device's slot there).
+    /// (checked, and corrected when it does not name the device's slot there): the state
+    /// ``writeCommitSnapshot(of:handle:since:into:)`` writes, into a blank snapshot.
     public mutating func commitSnapshot(of device: DeviceID, handle: inout DeviceHandle,
                                         since stamp: DetectionEngine.PresenceStamp?) -> DetectionEngine.CommitSnapshot? {
-        // One shard: its result as it is (held in a variable and returned, it was copied and destroyed).
-        if shards.count == 1 { return shards[0].commitSnapshotInPlace(of: device, handle: &handle, since: stamp) }
-        let s = shard(of: device)
-        guard var result = shards[s].commitSnapshotInPlace(of: device, handle: &handle, since: stamp) else { return nil }
-        // Option state names a sequence that is the shard's own with several shards: take it from the
-        // snapshot that moves it to the engine-wide scale (rare: options with more than one shard).
-        if result.snapshot.options != nil, let global = snapshot(of: device) {
-            result.snapshot.options = global.options
-        }
-        return result
-    }
-}
-
-extension DetectionEngine {
-    /// ``commitSnapshot(of:handle:since:)`` on the engine where it lies (an element of an array of
-    /// engines): the engine is not changed.
-    @inline(__always)
-    mutating func commitSnapshotInPlace(of device: DeviceID, handle: inout DeviceHandle, since stamp: PresenceStamp?) -> CommitSnapshot? {
-        commitSnapshot(of: device, handle: &handle, since: stamp)
+        var snapshot = DetectionEngine.DeviceSnapshot.unwritten(device: device, memberships: [])
+        guard let written = writeCommitSnapshot(of: device, handle: &handle, since: stamp, into: &snapshot) else { return nil }
+        return DetectionEngine.CommitSnapshot(snapshot: consume snapshot, presenceUnchanged: written.presenceUnchanged,
+                                              stamp: written.stamp)
     }
 }

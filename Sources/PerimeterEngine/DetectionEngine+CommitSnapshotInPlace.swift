@@ -20,15 +20,36 @@ extension DetectionEngine {
     /// ``commitSnapshot(of:handle:since:)``'s snapshot written into `snapshot`: every field, except the
     /// memberships when the presence is the one `since` stamped (they are left as they were); `nil` (and
     /// `snapshot` unchanged) when the device sent no accepted update. `handle` is checked and corrected
-    /// as there.
+    /// as there. `mutating` only to reach the engine where it lies (an element of an array of engines)
+    /// without copying it: the engine is not changed.
     @inline(__always)
     mutating func writeCommitSnapshotInPlace(of device: DeviceID, handle: inout DeviceHandle, since stamp: PresenceStamp?,
                                              into snapshot: inout DeviceSnapshot) -> CommitSnapshotWritten? {
-        if !holds(handle, device) {
-            guard let slot = slot(of: device) else { return nil }
-            handle = DeviceHandle(slot: slot)
-        }
-        let slot = handle.slot, d = Int(slot)
+        guard let slot = slot(of: device, handle: &handle) else { return nil }
+        return writeCommitSnapshot(ofSlot: slot, since: stamp, into: &snapshot)
+    }
+
+    /// The slot of `device` through `handle`: the handle's when it names the device's live slot, else
+    /// the one found by id (and `handle` set to it); `nil` when the engine does not know the device. A
+    /// stale handle costs one look-up, never a wrong device.
+    @inline(__always)
+    func slot(of device: DeviceID, handle: inout DeviceHandle) -> Int32? {
+        if holds(handle, device) { return handle.slot }
+        guard let slot = slot(of: device) else { return nil }
+        handle = DeviceHandle(slot: slot)
+        return slot
+    }
+
+    /// The one body of both commit snapshots, the one written in place and the one returned
+    /// (``commitSnapshot(of:since:)`` writes into a blank snapshot): the state of the device in `slot`
+    /// written into `snapshot`, the memberships only when the presence is not the one `since` stamped.
+    /// Inlined into both callers, so that neither pays a call for sharing it. `mutating` only to read
+    /// the engine where it lies: non-mutating, it was inlined with a copy of the whole engine value
+    /// (568 bytes) per device. The engine is not changed.
+    @inline(__always)
+    mutating func writeCommitSnapshot(ofSlot slot: Int32, since stamp: PresenceStamp?,
+                             into snapshot: inout DeviceSnapshot) -> CommitSnapshotWritten {
+        let d = Int(slot)
         let presence = devices[d].presence
         // An unchanged presence keeps the stamp it was compared with (equal lists): no copy, no allocation.
         let unchanged = stamp?.isSame(as: presence, in: presencePool) ?? false

@@ -19,9 +19,20 @@ extension ShardedEngine {
     public mutating func fenceSlot(of event: GeofenceEvent) -> FenceSet.Slot? {
         shards[0].fenceSlotInPlace(of: event)
     }
+
+    /// The fence in `slot` of the first shard (`nil` for an emptied or unknown slot): for a slot
+    /// ``fenceSlot(of:)`` gave, the fence ``fenceInPlace(id:)`` gives for the event's fence id, found
+    /// without hashing the id. `mutating` only to reach the shard where it lies: the engine is not changed.
+    public mutating func fenceInPlace(slot: FenceSet.Slot) -> Fence? {
+        shards[0].fenceInPlace(slot: slot)
+    }
 }
 
 extension DetectionEngine {
+    /// ``ShardedEngine/fenceInPlace(slot:)`` on the engine where it lies.
+    @inline(__always)
+    mutating func fenceInPlace(slot: FenceSet.Slot) -> Fence? { fences[slot: slot] }
+
     /// ``ShardedEngine/fenceSlot(of:)`` on the engine where it lies (an element of an array of engines).
     @inline(__always)
     mutating func fenceSlotInPlace(of event: GeofenceEvent) -> FenceSet.Slot? {

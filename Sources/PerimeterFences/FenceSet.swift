@@ -11,7 +11,7 @@ public struct FenceSet: Sendable {
     /// Slot number of a fence.
     public typealias Slot = Int32
 
-    private(set) var slots: [Fence?] = []
+    @usableFromInline private(set) var slots: [Fence?] = []
     /// Per slot, what the engine reads on every update (see ``SlotTraits``).
     @usableFromInline private(set) var traits: [SlotTraits] = []
     private var slotByID: [FenceID: Slot] = [:]
@@ -69,7 +69,9 @@ public struct FenceSet: Sendable {
 
     /// The id of the fence in `slot`, or `nil` when that slot was emptied (or never existed).
     /// - Complexity: O(1); copies the id alone, where ``subscript(slot:)`` copies the whole fence (its
-    ///   region, properties and strings, each retained).
+    ///   region, properties and strings, each retained). Inlinable: called once per logged event (to
+    ///   check the event's fence slot) and per membership of a commit snapshot.
+    @inlinable
     public func id(ofSlot slot: Slot) -> FenceID? {
         slot >= 0 && Int(slot) < slots.count ? slots[Int(slot)]?.id : nil
     }

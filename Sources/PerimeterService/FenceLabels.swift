@@ -56,8 +56,9 @@ struct FenceLabels {
         }
         let s = Int(slot)
         if s < bySlot.count, let label = bySlot[s] { return label }
-        // The fence in `slot` has the event's fence id: it is the fence with that id.
-        guard let fence = engine.fenceInPlace(id: event.fence) else { return nil }
+        // The fence in `slot` has the event's fence id: it is the fence with that id (taken by slot:
+        // by id, the look-up hashed the id).
+        guard let fence = engine.fenceInPlace(slot: slot) else { return nil }
         let label = FenceLabel(fence)
         if s >= bySlot.count { bySlot += repeatElement(nil, count: s - bySlot.count + 1) }
         bySlot[s] = label

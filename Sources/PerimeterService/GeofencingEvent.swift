@@ -46,6 +46,9 @@ public struct GeofencingEvent: Hashable, Sendable {
     }
 
     /// ``init(sequence:event:fence:)`` from the fence's ``FenceLabel`` (`nil`: no fence): the same event.
+    /// Inlined: called, it built the event in a temporary, copied it out and destroyed the temporary
+    /// (every string and dictionary in it retained and released once more).
+    @inline(__always)
     init(sequence: Int64, event: GeofenceEvent, label: FenceLabel?) {
         self.sequence = sequence
         self.event = event

@@ -113,6 +113,17 @@ public struct DeviceChange: Hashable, Sendable {
     /// gives `nil` in a commit that removes fences), and then every membership is rewritten.
     public var storedMemberships: [DetectionEngine.MembershipSnapshot]?
 
+    /// A number the committing service gives the device, the same in each of its commits; -1 when not
+    /// given. A store may remember by number where it holds the device and find it there without a
+    /// look-up by id — checking that the device there has this change's id, since another service (or
+    /// the same one restarted) numbers devices otherwise. Not part of the change's value: changes that
+    /// differ only in it are equal.
+    public var deviceNumber: Int32 {
+        get { numberHint.number }
+        set { numberHint.number = newValue }
+    }
+    var numberHint = DeviceNumberHint()
+
     /// Creates a device change.
     public init(snapshot: DetectionEngine.DeviceSnapshot, presenceChanged: Bool,
                 storedMemberships: [DetectionEngine.MembershipSnapshot]? = nil) {
@@ -120,6 +131,16 @@ public struct DeviceChange: Hashable, Sendable {
         self.presenceChanged = presenceChanged
         self.storedMemberships = storedMemberships
     }
+}
+
+/// ``DeviceChange/deviceNumber`` as stored: every hint equals every other and hashes to nothing, so that
+/// two changes are equal exactly when what they write is equal.
+struct DeviceNumberHint: Hashable, Sendable {
+    /// The number; -1 when not given.
+    var number: Int32 = -1
+
+    static func == (_: DeviceNumberHint, _: DeviceNumberHint) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
 }
 
 /// What one commit writes, applied in this order: fence changes (in order), forgotten devices, devices,

@@ -9,8 +9,7 @@ import Synchronization
 public final class InMemoryGeofencingStore: GeofencingStore {
     private struct Contents {
         var fences: [FenceID: StoredFence] = [:]
-        var devices: [DeviceID: DetectionEngine.DeviceSnapshot] = [:]
-        var deviceOrder: [DeviceID] = []
+        var devices = DeviceStates()
         var serviceConsent: Bool?
         var deviceConsents: [DeviceID: Bool] = [:]
         var events = EventLog()
@@ -29,7 +28,7 @@ public final class InMemoryGeofencingStore: GeofencingStore {
         contents.withLock { c in
             var state = StoredState()
             state.fences = c.fences.values.sorted { $0.position < $1.position }
-            state.devices = c.deviceOrder.compactMap { c.devices[$0] }
+            state.devices = c.devices.all
             state.serviceConsent = c.serviceConsent
             state.deviceConsents = c.deviceConsents
             state.lastEventSequence = Int64(c.events.count)
@@ -60,34 +59,27 @@ public final class InMemoryGeofencingStore: GeofencingStore {
                     c.fences[fence.id] = fence
                 case .remove(let id):
                     c.fences[id] = nil
-                    for (device, var snapshot) in c.devices where snapshot.memberships.contains(where: { $0.fence == id }) {
-                        snapshot.memberships.removeAll { $0.fence == id }
-                        c.devices[device] = snapshot
-                    }
+                    c.devices.removeMemberships { $0.fence == id }
                 case .removeAll:
                     c.fences = [:]
-                    for device in c.deviceOrder { c.devices[device]?.memberships = [] }
+                    c.devices.removeMemberships { _ in true }
                 }
             }
-            if !changes.forgottenDevices.isEmpty {
-                let forgotten = Set(changes.forgottenDevices)
-                for device in forgotten { c.devices[device] = nil }
-                c.deviceOrder.removeAll { forgotten.contains($0) }
-            }
+            for device in changes.forgottenDevices { c.devices.remove(device) }
             // By position: `for change in changes.devices` copied each change (every reference retained)
             // before the copy of its snapshot that the store keeps.
             for i in changes.devices.indices {
-                let device = changes.devices[i].snapshot.device
                 let presenceChanged = changes.devices[i].presenceChanged
-                // A known device (the usual case) is found once and replaced in place.
-                if let index = c.devices.index(forKey: device) {
-                    let kept = presenceChanged ? nil : c.devices.values[index].memberships
-                    c.devices.values[index] = changes.devices[i].snapshot
-                    if let kept { c.devices.values[index].memberships = kept }
+                // A known device (the usual case) is found once, by the service's number when it gives
+                // one, and replaced in place.
+                let p = c.devices.position(of: changes.devices[i].snapshot.device, number: changes.devices[i].deviceNumber)
+                if p >= 0 {
+                    let kept = presenceChanged ? nil : c.devices.states[p].memberships
+                    c.devices.states[p] = changes.devices[i].snapshot
+                    if let kept { c.devices.states[p].memberships = kept }
                 } else {
-                    c.deviceOrder.append(device)
-                    c.devices[device] = changes.devices[i].snapshot
-                    if !presenceChanged { c.devices[device]?.memberships = [] }
+                    let added = c.devices.append(changes.devices[i].snapshot, number: changes.devices[i].deviceNumber)
+                    if !presenceChanged { c.devices.states[added].memberships = [] }
                 }
             }
             c.events.append(changes.events)
@@ -99,6 +91,9 @@ public final class InMemoryGeofencingStore: GeofencingStore {
         }
     }
 
+    /// How many times the device states were compacted (``DeviceStates``); for tests.
+    var deviceStateCompactions: Int { contents.withLock { $0.devices.compactions } }
+
     /// - Complexity: O(log n + limit).
     public func events(after sequence: Int64, limit: Int) throws -> [GeofencingEvent] {
         contents.withLock { c in
@@ -107,6 +102,95 @@ public final class InMemoryGeofencingStore: GeofencingStore {
             let end = start + min(max(0, limit), c.events.count - start)
             return c.events.events(start..<end)
         }
+    }
+}
+
+/// The in-memory store's device states, in the order the devices were first stored (as ``load()`` gives
+/// them), found by id or by the committing service's ``DeviceChange/deviceNumber``.
+///
+/// Kept in a dictionary by id, every commit hashed each changed device's id to find its state (≈ 350
+/// instructions for ids like `d123`). Positions here never move while the device is stored, so the
+/// store remembers, per device number, the position it last wrote that device at, and finds it there
+/// after comparing the id (two words when the change's id is the one stored: the service gives the same
+/// string each time).
+struct DeviceStates {
+    /// The states by position; a removed device's entry is left blank (``isStored`` false) until the
+    /// next compaction.
+    var states: [DetectionEngine.DeviceSnapshot] = []
+    /// Whether the device at each position is stored (not removed).
+    private(set) var isStored: [Bool] = []
+    /// The position of each stored device.
+    private var positions: [DeviceID: Int] = [:]
+    /// By device number: the position the device with that number was last written at (-1: none).
+    /// A hint: checked against the id at that position.
+    private var positionByNumber: [Int] = []
+    /// How many times the states were compacted.
+    private(set) var compactions = 0
+
+    /// The stored states, in order.
+    var all: [DetectionEngine.DeviceSnapshot] {
+        states.indices.compactMap { isStored[$0] ? states[$0] : nil }
+    }
+
+    /// The position of `device`, or -1 when it is not stored. With a `number` (≥ 0) the position that
+    /// number last named is tried first; on a miss the id is looked up and the number remembered.
+    @inline(__always)
+    mutating func position(of device: DeviceID, number: Int32) -> Int {
+        let n = Int(number)
+        if n >= 0, n < positionByNumber.count {
+            let p = positionByNumber[n]
+            if p >= 0, isStored[p], states[p].device == device { return p }
+        }
+        guard let p = positions[device] else { return -1 }
+        remember(p, number: n)
+        return p
+    }
+
+    /// Stores `state` of a device not stored yet, at the end; returns its position.
+    mutating func append(_ state: DetectionEngine.DeviceSnapshot, number: Int32) -> Int {
+        let p = states.count
+        positions[state.device] = p
+        states.append(state)
+        isStored.append(true)
+        remember(p, number: Int(number))
+        return p
+    }
+
+    /// Removes `device`'s state, if stored. Compacts when removed entries outnumber stored ones.
+    mutating func remove(_ device: DeviceID) {
+        guard let p = positions.removeValue(forKey: device) else { return }
+        isStored[p] = false
+        states[p].memberships = []
+        states[p].instantVisits = []
+        states[p].options = nil
+        states[p].stream = nil
+        if states.count - positions.count > max(1_024, positions.count) { compact() }
+    }
+
+    /// Removes the memberships `isRemoved` picks from every stored device.
+    mutating func removeMemberships(where isRemoved: (DetectionEngine.MembershipSnapshot) -> Bool) {
+        for p in states.indices where isStored[p] && states[p].memberships.contains(where: isRemoved) {
+            states[p].memberships.removeAll(where: isRemoved)
+        }
+    }
+
+    /// Remembers position `p` for number `n`. Numbers far beyond the devices stored (a caller's own
+    /// numbering, not the service's dense one) are not remembered: the table would grow to them.
+    private mutating func remember(_ p: Int, number n: Int) {
+        guard n >= 0, n <= 2 * states.count + 1_024 else { return }
+        if n >= positionByNumber.count {
+            positionByNumber += repeatElement(-1, count: max(n + 1, 2 * positionByNumber.count) - positionByNumber.count)
+        }
+        positionByNumber[n] = p
+    }
+
+    /// Drops the removed entries; positions change, so every number is forgotten.
+    private mutating func compact() {
+        states = all
+        isStored = Array(repeating: true, count: states.count)
+        positions = Dictionary(uniqueKeysWithValues: states.enumerated().map { ($1.device, $0) })
+        positionByNumber = []
+        compactions += 1
     }
 }
 

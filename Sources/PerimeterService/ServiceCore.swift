@@ -72,6 +72,11 @@ struct ServiceCore {
     /// Store transactions committed since the core was made (a configure or close makes a new one).
     var commits: UInt64 = 0
     var pending = PendingChanges(mark: 1)
+    /// The device entries of the last stored commit, handed back by ``committed(_:)`` for
+    /// ``takeChanges()`` to write the next commit's devices over: every field of an entry is written
+    /// again, so making the entries anew (a blank change copied into each, ≈ 150 instructions) and
+    /// destroying them after each commit is saved.
+    var spareDeviceChanges: [DeviceChange] = []
     /// The ``PendingChanges/mark`` of the next pending changes.
     var nextPendingMark: UInt64 = 2
     /// The batch that changes made now belong to (see ``GroupCommit``); it only grows, also across
@@ -239,22 +244,33 @@ struct ServiceCore {
         // rows go first): then the store rewrites every membership of the devices that changed.
         let removesFences = pending.fences.contains { if case .upsert = $0 { false } else { true } }
         work.engineGeneration = engineGeneration
-        // One entry per touched device made at once, from one blank change, and each written in place:
-        // the engine writes the device's state into it. Made one by one, each change (and the snapshot
-        // in it) was built in a temporary, copied into the list and destroyed.
+        // One entry per touched device, each written in place: the engine writes the device's state
+        // into it. Made one by one, each change (and the snapshot in it) was built in a temporary,
+        // copied into the list and destroyed. The last commit's entries are written over (every field
+        // is written below); more are made at once from one blank change.
         if !pending.touched.isEmpty {
-            let blank = DeviceChange(snapshot: .unwritten(device: DeviceID(""), memberships: []), presenceChanged: false)
-            work.changes.devices = Array(repeating: blank, count: pending.touched.count)
+            swap(&work.changes.devices, &spareDeviceChanges)
+            if work.changes.devices.count < pending.touched.count {
+                let blank = DeviceChange(snapshot: .unwritten(device: DeviceID(""), memberships: []), presenceChanged: false)
+                work.changes.devices.append(contentsOf: repeatElement(blank, count: pending.touched.count - work.changes.devices.count))
+            }
         }
-        var k = 0  // the entry being written; entries from `k` on are blank or left by a device not found
+        var k = 0  // the entry being written; entries from `k` on are another commit's, blank or left by a device not found
         for number in pending.touched {
             let e = Int(number)
             let device = books.devices[e]
-            // Read once: each read of a field through the array copied the whole optional (and released it).
-            let committed = books.committed[e]
+            // Read once, by one switch: each read of a field through the array, or through optional
+            // chaining on a copy, copied the whole optional (and released it).
             // A stamp compares fence slots: it holds while the engine is the same and keeps its fences.
-            let stamp = !removesFences && committed?.generation == engineGeneration ? committed?.stamp : nil
-            let stored = committed?.memberships ?? []
+            let stamp: DetectionEngine.PresenceStamp?, stored: [DetectionEngine.MembershipSnapshot]
+            switch books.committed[e] {
+            case .some(let committed):
+                stamp = !removesFences && committed.generation == engineGeneration ? committed.stamp : nil
+                stored = committed.memberships
+            case .none:
+                stamp = nil
+                stored = []
+            }
             // The memberships start as what the store holds, which the engine leaves when the presence is
             // the one stamped; the engine writes every other field.
             work.changes.devices[k].snapshot.memberships = stored
@@ -262,6 +278,12 @@ struct ServiceCore {
                                                            into: &work.changes.devices[k].snapshot) else { continue }
             let change = k
             k += 1
+            work.changes.devices[change].deviceNumber = number
+            // An entry of the last commit may say its presence changed.
+            if work.changes.devices[change].presenceChanged {
+                work.changes.devices[change].presenceChanged = false
+                work.changes.devices[change].storedMemberships = nil
+            }
             guard !written.presenceUnchanged else { continue }
             let memberships = work.changes.devices[change].snapshot.memberships
             work.presence.append((number, memberships, written.stamp))
@@ -284,9 +306,11 @@ struct ServiceCore {
         return work
     }
 
-    /// Records that `work` is stored.
-    mutating func committed(_ work: CommitWork) {
+    /// Records that `work` is stored, and keeps its device entries for the next commit to write over
+    /// (``spareDeviceChanges``; `work` is left without them).
+    mutating func committed(_ work: inout CommitWork) {
         guard !work.isEmpty else { return }
+        defer { swap(&work.changes.devices, &spareDeviceChanges) }
         if sinkWhenStored, !work.changes.events.isEmpty { sink?(work.changes.events) }
         commits += 1
         forgetCommittedPresence(in: work.changes.fences)
@@ -340,7 +364,7 @@ struct ServiceCore {
     /// Only for a caller that is the group's committer (``GroupCommit/exclusively(_:)``).
     /// On failure the changes stay pending.
     mutating func commitHoldingLock(_ store: any GeofencingStore) throws(GeofencingError) {
-        let work = takeChanges()
+        var work = takeChanges()
         guard !work.isEmpty else { return }
         do {
             try store.commit(work.changes)
@@ -348,7 +372,7 @@ struct ServiceCore {
             failed(work)
             throw CommitWork.storageError(error, work.changes)
         }
-        committed(work)
+        committed(&work)
     }
 
     // MARK: - Loading

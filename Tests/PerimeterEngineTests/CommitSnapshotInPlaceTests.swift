@@ -5,9 +5,9 @@ import PerimeterGeometry
 import PerimeterTestSupport
 import Testing
 
-/// `writeCommitSnapshot(of:handle:since:into:)` against `commitSnapshot(of:since:)`: the same state
-/// written over a placeholder whose every field differs, the memberships left as they were exactly when
-/// the returned snapshot leaves them out, the same stamp; a stale handle corrected.
+/// `writeCommitSnapshot(of:handle:since:into:)` against `snapshot(of:)` and `commitSnapshot(of:since:)`:
+/// the same state written over a placeholder whose every field differs, the memberships left as they
+/// were exactly when the returned snapshot leaves them out, the same stamp; a stale handle corrected.
 @Suite("Commit snapshots written in place equal those returned")
 struct CommitSnapshotInPlaceTests {
     /// A snapshot none of whose fields is any device's (so that a field left unwritten shows).
@@ -45,6 +45,12 @@ struct CommitSnapshotInPlaceTests {
                     Issue.record("nothing written for \(full.device)")
                     continue
                 }
+                // Against the full snapshot, which takes none of the commit snapshot's code (both forms
+                // of the commit snapshot share one body, so comparing them alone would not catch a
+                // mistake in it). When the presence is unchanged, the memberships are the placeholder's.
+                var whole = written
+                if result.presenceUnchanged { whole.memberships = full.memberships }
+                #expect(whole == full, "the state written for \(full.device) is its snapshot")
                 #expect(result.presenceUnchanged == returned.presenceUnchanged)
                 #expect(result.stamp.inside == returned.stamp.inside)
                 if returned.presenceUnchanged {

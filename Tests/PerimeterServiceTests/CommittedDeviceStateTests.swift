@@ -17,7 +17,7 @@ import Testing
 struct CommittedDeviceStateTests {
     static func check(seed: UInt64, options: GeofencingOptions) throws {
         let scenario = Scenario(seed: seed, fences: 10, devices: 12, updates: 1_200)
-        let store = InMemoryGeofencingStore()
+        let store = ChangeCheckingStore()
         let service = GeofencingService(store: store, tickInterval: nil)
         try service.configure(options)
         try service.addFeatures(scenario.features)
@@ -61,6 +61,8 @@ struct CommittedDeviceStateTests {
             #expect(stored == expected, "after batch \(commits)")
         }
         #expect(forgets > 5, "the scenario forgot devices (\(forgets))")
+        #expect(store.changedPresences > 20 && store.unchangedPresences > 20,
+                "both kinds of device change occur (\(store.changedPresences) changed, \(store.unchangedPresences) unchanged)")
         try service.close()
     }
 
@@ -76,5 +78,42 @@ struct CommittedDeviceStateTests {
             defaultDwellTime: 30, timeModel: .data, durability: .everyUpdates(100_000),
             detectionOptions: DetectionOptions(entryDelay: 4, exitDelay: 3, dwellEvery: 30, staleAfter: 40, exitOnStale: true),
             reorderWindow: 5, deduplicate: true, shards: shards))
+    }
+}
+
+/// An in-memory store that checks, before storing them, what each `DeviceChange` says of the presence it
+/// already holds: `presenceChanged` exactly when the memberships differ from those it holds, and
+/// `storedMemberships`, when given, exactly those. The commit writes its entries over the last commit's
+/// (another device's change): a flag or stored list left from there would tell a store that writes only
+/// the differences (SQLite) to remove rows it does not hold, or to keep stale ones; the in-memory store's
+/// contents would not show it.
+final class ChangeCheckingStore: GeofencingStore, @unchecked Sendable {
+    private let inner = InMemoryGeofencingStore()
+    private(set) var changedPresences = 0
+    private(set) var unchangedPresences = 0
+
+    func load() throws -> StoredState { try inner.load() }
+
+    func commit(_ changes: StoreChanges) throws {
+        var held: [DeviceID: [DetectionEngine.MembershipSnapshot]] = [:]
+        for device in try inner.load().devices { held[device.device] = device.memberships }
+        for device in changes.forgottenDevices { held[device] = nil }
+        for change in changes.devices {
+            let before = held[change.snapshot.device] ?? []
+            #expect(change.presenceChanged == (change.snapshot.memberships != before),
+                    "\(change.snapshot.device): presenceChanged \(change.presenceChanged), memberships \(change.snapshot.memberships), held \(before)")
+            if change.presenceChanged {
+                changedPresences += 1
+                if let stored = change.storedMemberships { #expect(stored == before, "\(change.snapshot.device): storedMemberships") }
+            } else {
+                unchangedPresences += 1
+                #expect(change.storedMemberships == nil, "\(change.snapshot.device): storedMemberships without a change")
+            }
+        }
+        try inner.commit(changes)
+    }
+
+    func events(after sequence: Int64, limit: Int) throws -> [GeofencingEvent] {
+        try inner.events(after: sequence, limit: limit)
     }
 }
