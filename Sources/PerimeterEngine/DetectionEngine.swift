@@ -680,17 +680,10 @@ public struct DetectionEngine: Sendable {
 
     /// The id of a visit: what the visit is — device, fence, entry time and which visit of that fence
     /// beginning at that instant it is — so re-posting or replaying updates gives the same ids
-    /// (docs/semantics.md, "Event and visit ids").
+    /// (docs/semantics.md, "Event and visit ids"). Made as an event of the visit makes its visit id
+    /// (``EventIDInputs``; the visit's hash does not read the event's time), legacy visits included.
     func visitID(device: DeviceID, fence: FenceID, membership m: Membership) -> String {
-        visitHash(device: device, fence: fence, membership: m).hex
-    }
-
-    /// The hash whose ``StableHash/hex`` is the visit id.
-    func visitHash(device: DeviceID, fence: FenceID, membership m: Membership) -> StableHash {
-        m.hasLegacyID
-            // A visit restored from a store written before ordinals keeps the id its entry was given.
-            ? StableHash.visit(device: device, fence: fence, entryTime: m.entryTime, legacySequence: m.visitSequence)
-            : StableHash.visit(device: device, fence: fence, entryTime: m.entryTime, ordinal: m.ordinal)
+        EventIDInputs(membership: m, time: m.entryTime, extra: nil).visitHash(device: device, fence: fence).hex
     }
 
     /// An event of the visit `m`. Its id hashes the visit id, the kind and the event time, plus `extra`
