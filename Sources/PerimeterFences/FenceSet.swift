@@ -102,11 +102,9 @@ public struct FenceSet: Sendable {
     @discardableResult
     public mutating func upsert(_ fence: Fence) -> (slot: Slot, replaced: Bool) {
         indexIsStale = true
-        if !fence.options.isOff { fencesWithOptions += 1 }
-        if fence.dwellTime != nil { fencesWithDwellTimes += 1 }
+        tally(fence, by: 1)
         if let slot = slotByID[fence.id] {
-            if let old = slots[Int(slot)], !old.options.isOff { fencesWithOptions -= 1 }
-            if let old = slots[Int(slot)], old.dwellTime != nil { fencesWithDwellTimes -= 1 }
+            if let old = slots[Int(slot)] { tally(old, by: -1) }
             slots[Int(slot)] = fence
             traits[Int(slot)] = SlotTraits(fence)
             return (slot, true)
@@ -124,8 +122,7 @@ public struct FenceSet: Sendable {
         guard let slot = slotByID.removeValue(forKey: id), let fence = slots[Int(slot)] else { return nil }
         slots[Int(slot)] = nil
         traits[Int(slot)] = .empty
-        if !fence.options.isOff { fencesWithOptions -= 1 }
-        if fence.dwellTime != nil { fencesWithDwellTimes -= 1 }
+        tally(fence, by: -1)
         indexIsStale = true
         return (fence, slot)
     }
@@ -138,6 +135,13 @@ public struct FenceSet: Sendable {
         fencesWithOptions = 0
         fencesWithDwellTimes = 0
         indexIsStale = true
+    }
+
+    /// Adds `fence` to (`change` 1) or takes it from (`change` −1) the counts of fences that set
+    /// options or a dwell time of their own.
+    private mutating func tally(_ fence: Fence, by change: Int) {
+        if !fence.options.isOff { fencesWithOptions += change }
+        if fence.dwellTime != nil { fencesWithDwellTimes += change }
     }
 
     /// Rebuilds the index if fences changed since it was built. Queries call this themselves; call it
