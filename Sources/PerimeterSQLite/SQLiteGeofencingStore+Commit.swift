@@ -87,8 +87,8 @@ extension SQLiteGeofencingStore {
         }
 
         if !changes.devices.isEmpty {
-            // Known devices (the usual case) are written after this loop, eight rows per statement in key
-            // order (`writeKnownDevices`); a new one is inserted here with the next key (the rowid SQLite
+            // Known devices (the usual case) are written after this loop, in key order and up to 32 rows
+            // per statement (`writeKnownDevices`); a new one is inserted here with the next key (the rowid SQLite
             // gives: the largest plus one, so keys keep the order of first appearance) and remembered.
             var known: [(key: Int64, change: Int)] = []
             known.reserveCapacity(changes.devices.count)
@@ -106,7 +106,7 @@ extension SQLiteGeofencingStore {
                         VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7)
                         """)
                     var texts = TextParameters()
-                    bind(snapshot, to: insert, texts: &texts, from: 0)
+                    bind(changes.devices, index, to: insert, texts: &texts, from: 0)
                     try insert.execute(binding: texts)
                     key = db.lastInsertRowID
                     connection.deviceKeys[snapshot.device] = key
@@ -221,14 +221,7 @@ extension SQLiteGeofencingStore {
                 let (key, change) = known[group.lowerBound + row]
                 let base = Int32(7 * row)
                 upsert.bind(key, at: base + 1)
-                // Field by field: binding the whole snapshot as an argument copied it.
-                texts.append(devices[change].snapshot.device.rawValue, at: base + 2)
-                upsert.bind(devices[change].snapshot.lastTime, at: base + 3)
-                upsert.bind(devices[change].snapshot.lastCoordinate.latitude, at: base + 4)
-                upsert.bind(devices[change].snapshot.lastCoordinate.longitude, at: base + 5)
-                upsert.bind(Int64(bitPattern: devices[change].snapshot.updateCount), at: base + 6)
-                upsert.bind(devices[change].snapshot.instantVisits.isEmpty
-                            ? nil : InstantVisitCodec.encode(devices[change].snapshot.instantVisits), at: base + 7)
+                bind(devices, change, to: upsert, texts: &texts, from: base)
             }
             db.lastInsertRowID = 0
             let result = Result { () throws(DatabaseError) in try upsert.execute(binding: texts) }
@@ -242,17 +235,20 @@ extension SQLiteGeofencingStore {
     /// A remembered device key named a row of another device or no row (``writeKnownDevices(_:of:into:)``).
     struct StaleDeviceKeys: Error {}
 
-    /// Binds `snapshot`'s columns to parameters `base` + 2 … `base` + 7 of a device upsert or insert (the
-    /// key, `base` + 1, is the caller's): the numbers directly, the id appended to `texts`.
-    private static func bind(_ snapshot: DetectionEngine.DeviceSnapshot, to statement: Statement,
+    /// Binds the columns of `devices[change]`'s snapshot to parameters `base` + 2 … `base` + 7 of a device
+    /// upsert or insert (the key, `base` + 1, is the caller's): the numbers directly, the id appended to
+    /// `texts`. Read field by field where the snapshot lies: a snapshot passed as an argument was copied.
+    @inline(__always)
+    private static func bind(_ devices: [DeviceChange], _ change: Int, to statement: Statement,
                              texts: inout TextParameters, from base: Int32) {
-        texts.append(snapshot.device.rawValue, at: base + 2)
-        statement.bind(snapshot.lastTime, at: base + 3)
-        statement.bind(snapshot.lastCoordinate.latitude, at: base + 4)
-        statement.bind(snapshot.lastCoordinate.longitude, at: base + 5)
-        statement.bind(Int64(bitPattern: snapshot.updateCount), at: base + 6)
+        texts.append(devices[change].snapshot.device.rawValue, at: base + 2)
+        statement.bind(devices[change].snapshot.lastTime, at: base + 3)
+        statement.bind(devices[change].snapshot.lastCoordinate.latitude, at: base + 4)
+        statement.bind(devices[change].snapshot.lastCoordinate.longitude, at: base + 5)
+        statement.bind(Int64(bitPattern: devices[change].snapshot.updateCount), at: base + 6)
         // NULL for none, the usual case; copied by SQLite otherwise (bound until the statement runs).
-        statement.bind(snapshot.instantVisits.isEmpty ? nil : InstantVisitCodec.encode(snapshot.instantVisits), at: base + 7)
+        statement.bind(devices[change].snapshot.instantVisits.isEmpty
+                       ? nil : InstantVisitCodec.encode(devices[change].snapshot.instantVisits), at: base + 7)
     }
 
     /// A known device's row, by key: row *r* (from 0) in parameters 7·*r* + 1 key, + 2 id, + 3 time,
