@@ -26,5 +26,7 @@ extension RegionIndex {
         let (cellStart, records) = builder.groupEntriesByCell()
         self.cellStart = cellStart
         self.records = records
+        self.answerCapacity = Self.answerCapacity(cellStart: cellStart, records: records,
+                                                  alwaysTested: builder.alwaysTested.count)
     }
 }
