@@ -21,6 +21,7 @@ extension RegionIndex {
         builder.build(threads: threads)
         self.regions = regions
         self.grid = builder.grid
+        self.gridExtent = SIMD2(Double(builder.grid.columns), Double(builder.grid.rows))
         self.alwaysTested = builder.alwaysTested
         self.seamCandidates = builder.seamCandidates
         let (cellStart, records) = builder.groupEntriesByCell()

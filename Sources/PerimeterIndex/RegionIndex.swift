@@ -34,6 +34,13 @@ public struct RegionIndex: Sendable {
     /// most region runs in one cell plus the always-tested regions. A ``RegionBuffer`` gets this much
     /// room once, so that the query appends without checks.
     let answerCapacity: Int
+    /// The grid's columns and rows as doubles: a point's grid coordinates are below them inside the grid.
+    let gridExtent: SIMD2<Double>
+    /// Longitude and latitude are above these inside the valid range: −180 (the ±180° meridian is
+    /// answered apart) and the double below −90 (latitude −90 is valid).
+    static let validRangeLow = SIMD2<Double>(-180, (-90 as Double).nextDown)
+    /// Longitude and latitude are below these inside the valid range: 180 and the double above 90.
+    static let validRangeHigh = SIMD2<Double>(180, (90 as Double).nextUp)
 
     /// The numbers of all regions containing `point`, ascending. Allocates the result; see
     /// ``regions(containing:into:)`` for the allocation-free forms.
@@ -83,17 +90,18 @@ public struct RegionIndex: Sendable {
     /// meridian), which ``regionsOffGrid(_:)`` answers.
     @inline(__always)
     private func answer(_ point: Coordinate, _ base: UnsafeMutablePointer<Int32>) -> Int? {
-        let x = point.longitude, y = point.latitude
-        let fx = (x - grid.originX) * grid.inverseSide, fy = (y - grid.originY) * grid.inverseSide
-        // The common case in one run of comparisons, each false for NaN: inside the grid and inside the
-        // valid range.
-        guard fx >= 0, fy >= 0, fx < Double(grid.columns), fy < Double(grid.rows),
-              x > -180, x < 180, y >= -90, y <= 90 else {
+        let p = SIMD2(point.longitude, point.latitude)
+        let f = (p - SIMD2(grid.originX, grid.originY)) * grid.inverseSide
+        // The common case, both coordinates at once and one branch: inside the grid (0 ≤ f < the grid's
+        // columns and rows) and inside the valid range (−180 < x < 180, −90 ≤ y ≤ 90, the latter written
+        // strictly against the doubles beyond ±90). Every comparison is false for NaN.
+        let inValidRange = (p .> Self.validRangeLow) .& (p .< Self.validRangeHigh)
+        guard all((f .>= 0) .& (f .< gridExtent) .& inValidRange) else {
             // Inside the valid range but outside the grid: no cell, only the always-tested regions.
-            guard x > -180, x < 180, y >= -90, y <= 90 else { return nil }
+            guard all(inValidRange) else { return nil }
             return alwaysTested.isEmpty ? 0 : mergeAlwaysTested(point, base, 0)
         }
-        let count = scanCell(column: GridLayout.cellIndex(fx), row: GridLayout.cellIndex(fy), point, base)
+        let count = scanCell(column: GridLayout.cellIndex(f.x), row: GridLayout.cellIndex(f.y), point, base)
         return alwaysTested.isEmpty ? count : mergeAlwaysTested(point, base, count)
     }
 

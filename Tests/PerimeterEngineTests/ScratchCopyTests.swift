@@ -9,8 +9,8 @@ import Testing
 /// until one queries, which then writes memory of its own, so each copy gets the events it would get
 /// alone — one after the other or at the same time on two threads.
 @Suite struct ScratchCopyTests {
-    /// Overlapping squares and circles over a 2° × 2° area, and a script of updates of a few devices
-    /// moving through it.
+    /// Overlapping squares (some with a dwell time) and circles over a 2° × 2° area, no fence options (the
+    /// engine's default path), and two scripts of updates of a few devices moving through it.
     static func setting(seed: UInt64) -> (fences: [Fence], scripts: [[LocationUpdate]]) {
         var rng = SplitMix64(seed: seed)
         var fences: [Fence] = []
@@ -20,7 +20,8 @@ import Testing
                 fences.append(Fence(id: FenceID("c\(k)"), region: Region(.circle(
                     center: Coordinate(latitude: lat, longitude: lon), radius: Double.random(in: 2_000...40_000, using: &rng)))))
             } else {
-                fences.append(square(FenceID("s\(k)"), lat: lat, lon: lon, size: Double.random(in: 0.05...0.6, using: &rng)))
+                fences.append(square(FenceID("s\(k)"), lat: lat, lon: lon, size: Double.random(in: 0.05...0.6, using: &rng),
+                                     dwell: k % 4 == 1 ? 30 : nil, events: [.entry, .exit, .dwell]))
             }
         }
         let scripts = (0..<2).map { _ in
@@ -45,7 +46,8 @@ import Testing
         let (fences, scripts) = Self.setting(seed: seed)
         var original = DetectionEngine(fences: fences)
         var warm: [GeofenceEvent] = []
-        for u in scripts[0].prefix(50) { _ = original.process(u, into: &warm) }  // a written buffer to share
+        // A written buffer to share, before the scripts' times.
+        for u in scripts[0].prefix(50) { _ = original.process(update(u.device, 10, u.coordinate.latitude, u.coordinate.longitude), into: &warm) }
         let alone = scripts.map { Self.events(original, $0) }
         #expect(alone[0].count > 500 && alone[1].count > 500)
         #expect(alone[0] != alone[1])
@@ -70,7 +72,7 @@ import Testing
         let (fences, scripts) = Self.setting(seed: seed)
         var original = DetectionEngine(fences: fences)
         var warm: [GeofenceEvent] = []
-        for u in scripts[1].prefix(50) { _ = original.process(u, into: &warm) }
+        for u in scripts[1].prefix(50) { _ = original.process(update(u.device, 10, u.coordinate.latitude, u.coordinate.longitude), into: &warm) }
         let alone = scripts.map { Self.events(original, $0) }
         let engine = original
         let results = UnsafeMutableBufferPointer<[GeofenceEvent]>.allocate(capacity: 2)
