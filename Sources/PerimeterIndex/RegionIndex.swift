@@ -37,10 +37,11 @@ public struct RegionIndex: Sendable {
     /// The grid's columns and rows as doubles: a point's grid coordinates are below them inside the grid.
     let gridExtent: SIMD2<Double>
     /// Longitude and latitude are above these inside the valid range: −180 (the ±180° meridian is
-    /// answered apart) and the double below −90 (latitude −90 is valid).
-    static let validRangeLow = SIMD2<Double>(-180, (-90 as Double).nextDown)
+    /// answered apart) and the double below −90 (latitude −90 is valid). Literals, so that the query
+    /// reads constants (a stored `static let` of a computed value costs a `swift_once` call per query).
+    @inline(__always) static var validRangeLow: SIMD2<Double> { SIMD2(-180, -0x1.6800000000001p6) }
     /// Longitude and latitude are below these inside the valid range: 180 and the double above 90.
-    static let validRangeHigh = SIMD2<Double>(180, (90 as Double).nextUp)
+    @inline(__always) static var validRangeHigh: SIMD2<Double> { SIMD2(180, 0x1.6800000000001p6) }
 
     /// The numbers of all regions containing `point`, ascending. Allocates the result; see
     /// ``regions(containing:into:)`` for the allocation-free forms.

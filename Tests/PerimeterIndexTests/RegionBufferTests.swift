@@ -26,7 +26,14 @@ import PerimeterTestSupport
         points += [Coordinate(latitude: 0, longitude: 180), Coordinate(latitude: 5, longitude: -180),
                    Coordinate(latitude: 0, longitude: 181), Coordinate(latitude: 91, longitude: 2),
                    Coordinate(latitude: .nan, longitude: 2), Coordinate(latitude: 46, longitude: .nan),
-                   Coordinate(latitude: -60, longitude: -100), Coordinate(latitude: 5, longitude: 175)]
+                   Coordinate(latitude: -60, longitude: -100), Coordinate(latitude: 5, longitude: 175),
+                   // The valid range's edges and the doubles just beyond them.
+                   Coordinate(latitude: 90, longitude: 2), Coordinate(latitude: -90, longitude: 2),
+                   Coordinate(latitude: (90 as Double).nextUp, longitude: 2),
+                   Coordinate(latitude: (-90 as Double).nextDown, longitude: 2),
+                   Coordinate(latitude: 46, longitude: (180 as Double).nextDown),
+                   Coordinate(latitude: 46, longitude: (-180 as Double).nextUp),
+                   Coordinate(latitude: 46, longitude: (180 as Double).nextUp)]
         points.shuffle(using: &rng)
         var buffer = RegionBuffer(capacity: 1)
         var copies: [(RegionBuffer, [Int32])] = []
