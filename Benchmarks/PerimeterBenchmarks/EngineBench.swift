@@ -74,7 +74,7 @@ public struct EngineBench: Sendable {
     /// The pairs found by the index for every fix.
     public static func pairs(_ index: RegionIndex, _ fixes: Workload.Fixes) -> PairList {
         var list = PairList()
-        var hits: [Int32] = []
+        var hits = RegionBuffer()
         for i in 0..<fixes.count {
             index.regions(containing: Coordinate(latitude: fixes.latitude[i], longitude: fixes.longitude[i]), into: &hits)
             for h in hits { list.append(fix: UInt32(i), fence: UInt32(h)) }
@@ -85,8 +85,7 @@ public struct EngineBench: Sendable {
     /// Median CPU seconds of a bare query pass, and the number of pairs. With `readAhead`, each query
     /// reads ahead the index memory of the next ones (``RegionIndex/readAhead(_:step:)``; the engine does not).
     static func timeQueries(_ index: RegionIndex, _ fixes: Workload.Fixes, runs: Int, readAhead: Bool = true) -> (Double, Int) {
-        var hits: [Int32] = []
-        hits.reserveCapacity(64)
+        var hits = RegionBuffer(capacity: 64)
         let n = fixes.count
         func point(_ i: Int) -> Coordinate { Coordinate(latitude: fixes.latitude[i], longitude: fixes.longitude[i]) }
         let r = Measure.repeated(runs: runs) { () -> Int in

@@ -63,7 +63,7 @@ extension DetectionEngine {
         runDue(&state, &opt, until: t, only: nil, coordinate: c, into: &early)
 
         fences.slots(containing: c, into: &scratch)
-        let now = scratch
+        let now = Array(scratch)
         var candidates = now + state.inside.map(\.slot) + opt.pending.map(\.slot)
         candidates.sort()
         var late: [KeyedEvent] = []

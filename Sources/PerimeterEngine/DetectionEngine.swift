@@ -87,7 +87,10 @@ public struct DetectionEngine: Sendable {
     /// Slots of devices ``forget(_:exitsAt:into:)`` dropped: a ``DeviceHandle`` naming one is stale
     /// (the record keeps its id, and the device may come back in a new slot).
     var forgottenSlots: Set<Int32> = []
-    var scratch: [FenceSet.Slot] = []
+    /// The slots of the fences containing the update being evaluated, ascending, written by
+    /// ``FenceSet/slots(containing:into:)`` and read in place. Copies of the engine share it until one
+    /// queries, which then gets its own (``FenceSet/SlotBuffer`` copies on write).
+    var scratch = FenceSet.SlotBuffer(capacity: 64)
     /// The reused buffer of ``evaluateChange(deviceSlot:time:coordinate:into:)``'s new fence list.
     /// Empty between updates.
     var keptScratch: [Membership] = []
@@ -121,7 +124,6 @@ public struct DetectionEngine: Sendable {
         self.fences = fences
         self.configuration = configuration
         self.fences.prepare()
-        scratch.reserveCapacity(64)
         if !configuration.options.isOff || self.fences.containsFenceOptions {
             usesOptions = true
         }

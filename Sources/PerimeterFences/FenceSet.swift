@@ -10,6 +10,9 @@ import PerimeterIndex
 public struct FenceSet: Sendable {
     /// Slot number of a fence.
     public typealias Slot = Int32
+    /// Slots a query found, in storage the caller keeps: the index's ``RegionBuffer`` (slot numbers are
+    /// the index's region numbers).
+    public typealias SlotBuffer = RegionBuffer
 
     @usableFromInline private(set) var slots: [Fence?] = []
     /// Per slot, what the engine reads on every update (see ``SlotTraits``).
@@ -161,7 +164,19 @@ public struct FenceSet: Sendable {
         indexIsStale = false
     }
 
-    /// Writes the slots of every fence containing `coordinate` into `result`, ascending.
+    /// Makes `result` hold the slots of every fence containing `coordinate`, ascending: the engine's
+    /// query (``RegionIndex/regions(containing:into:)``, the ``SlotBuffer`` form: no per-query
+    /// clearing or growing of an array).
+    ///
+    /// - Complexity: proportional to the fences near the point, not to the number of fences.
+    @inlinable
+    public mutating func slots(containing coordinate: Coordinate, into result: inout SlotBuffer) {
+        prepare()
+        query(coordinate, into: &result)
+    }
+
+    /// Writes the slots of every fence containing `coordinate` into `result`, ascending: the answer of
+    /// the ``SlotBuffer`` form, for callers that keep an array.
     ///
     /// - Complexity: proportional to the fences near the point, not to the number of fences.
     @inlinable
@@ -175,6 +190,11 @@ public struct FenceSet: Sendable {
     @inline(__always)
     public func readAhead(_ coordinate: Coordinate, step: Int) -> UInt64 {
         index.readAhead(coordinate, step: step)
+    }
+
+    @usableFromInline
+    func query(_ coordinate: Coordinate, into result: inout SlotBuffer) {
+        index.regions(containing: coordinate, into: &result)
     }
 
     @usableFromInline

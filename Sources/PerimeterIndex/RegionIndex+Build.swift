@@ -21,10 +21,13 @@ extension RegionIndex {
         builder.build(threads: threads)
         self.regions = regions
         self.grid = builder.grid
+        self.gridExtent = SIMD2(Double(builder.grid.columns), Double(builder.grid.rows))
         self.alwaysTested = builder.alwaysTested
         self.seamCandidates = builder.seamCandidates
         let (cellStart, records) = builder.groupEntriesByCell()
         self.cellStart = cellStart
         self.records = records
+        self.answerCapacity = Self.answerCapacity(cellStart: cellStart, records: records,
+                                                  alwaysTested: builder.alwaysTested.count)
     }
 }

@@ -9,19 +9,23 @@ import PerimeterTestSupport
         regions.indices.filter { regions[$0].contains(p) }.map(Int32.init)
     }
 
-    /// Compares every point, reporting the first few mismatches with their coordinates.
+    /// Compares every point, reporting the first few mismatches with their coordinates: both forms of the
+    /// query (an array, and one ``RegionBuffer`` reused for every point, as the engine keeps it).
     static func expectAgreement(_ regions: [Region], _ index: RegionIndex, _ points: [Coordinate],
                                 sourceLocation: SourceLocation = #_sourceLocation) {
         var mismatches = 0
         var buffer: [Int32] = []
         buffer.reserveCapacity(64)
+        var kept = RegionBuffer(capacity: 4)
         for p in points {
             index.regions(containing: p, into: &buffer)
+            index.regions(containing: p, into: &kept)
             let expected = bruteForce(regions, p)
-            if buffer != expected {
+            if buffer != expected || Array(kept) != expected {
                 mismatches += 1
                 if mismatches <= 5 {
-                    Issue.record("at \(p): index \(buffer), brute force \(expected)", sourceLocation: sourceLocation)
+                    Issue.record("at \(p): index \(buffer), buffer \(Array(kept)), brute force \(expected)",
+                                 sourceLocation: sourceLocation)
                 }
             }
         }
