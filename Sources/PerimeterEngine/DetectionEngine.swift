@@ -634,7 +634,7 @@ public struct DetectionEngine: Sendable {
         // Exits by fence id, then entries by fence id. No two have the same kind and fence (each slot
         // is met once, and a fence has one slot), so the unstable sort's order is the only one.
         if events.count - exitStart > 1 {
-            events[exitStart...].sort { a, b in
+            Self.sortEvents(&events, from: exitStart) { a, b in
                 (a.kind == .entry) == (b.kind == .entry) ? a.fence < b.fence : b.kind == .entry
             }
         }
@@ -695,8 +695,28 @@ public struct DetectionEngine: Sendable {
         }
         let count = events.count - start
         guard count > 0 else { return }
-        if count > 1 { events[start...].sort { ($0.time, $0.fence) < ($1.time, $1.fence) } }
+        if count > 1 { Self.sortEvents(&events, from: start) { ($0.time, $0.fence) < ($1.time, $1.fence) } }
         statistics.dwells += count
+    }
+
+    /// Sorts `events[start...]` by `precedes`, a strict total order on them (no two events the same).
+    ///
+    /// An update's events are few (two in the full workload's sorts, almost always): they are put in
+    /// order by insertion, swapping in place. `events[start...].sort` cost ≈ 2,400 instructions for two
+    /// events — the slice taken out of the array and written back, the generic sort's set-up.
+    @inline(__always)
+    static func sortEvents(_ events: inout [GeofenceEvent], from start: Int,
+                           by precedes: (GeofenceEvent, GeofenceEvent) -> Bool) {
+        guard events.count - start <= 8 else { return events[start...].sort(by: precedes) }
+        var i = start + 1
+        while i < events.count {
+            var j = i
+            while j > start, precedes(events[j], events[j - 1]) {
+                events.swapAt(j, j - 1)
+                j -= 1
+            }
+            i += 1
+        }
     }
 
     func dwellTime(of fence: Fence) -> Double? {
