@@ -17,6 +17,10 @@ import Foundation
 /// so that a probe passes over another device's bucket on one masked compare, without reading that
 /// device's record or comparing ids (at 1,000 devices a lookup met 0.76 such buckets on average).
 ///
+/// An update's lookup (``DetectionEngine/resolve(deviceAt:)``) hashes an id of at most 15 ASCII bytes from
+/// the two words of its string value (``inlineASCIIHash(_:)``, the same hash), and reads the id by
+/// address, never copying it: the common case costs no string call and no retain.
+///
 /// Memory: the table holds at most three ids per four buckets and grows by half when full, so it never
 /// drops below one id per two buckets — at most 8 bytes per device (4 to 8), on top of its 48-byte
 /// ``DeviceRecord``. Bucket counts are therefore not powers of two; a hash is mapped to a bucket by
