@@ -252,9 +252,9 @@ public struct DetectionEngine: Sendable {
     /// ``process(_:handle:into:)`` on the fields of an update that the engine reads.
     ///
     /// The id is passed by address and read where it is used: passed as a value taken from a batch's
-    /// buffer, it was copied for the call (a retain and a release per update, ≈ 10 instructions for an id
-    /// stored in its string's value, ≈ 29 for one on the heap). The common path reads only its words and,
-    /// in the table, compares them; a rejection, a new device and the stream options copy it.
+    /// buffer, it was copied for the call (a retain and a release per update: ≈ 10 instructions for an id
+    /// stored in its string's value, more for one on the heap). The common path reads its words for the hash
+    /// and compares it with the slot's id in place; a rejection, a new device and the stream options copy it.
     mutating func process(deviceAt device: UnsafePointer<DeviceID>, time: Date, coordinate original: Coordinate,
                           accuracy: Double?, handle: inout DeviceHandle,
                           into events: inout [GeofenceEvent]) -> Rejection? {
