@@ -58,17 +58,20 @@ extension DetectionEngine {
         // One bit per device slot: set once the device is listed as changed by an update of this batch.
         var listed = [UInt64](repeating: 0, count: devices.count / 64 + 1)
         var skip = 0
+        let first = updates.baseAddress!
         for i in updates.indices {
-            // Read once: each read of a part of `updates[i]` copied the whole update (its strings retained).
-            let update = updates[i]
-            if mayHaveTimersDue(by: update.time.timeIntervalSince1970) {
+            // Read in place, its id by address (``process(deviceAt:time:coordinate:accuracy:handle:into:)``):
+            // a copy of the update retained and released its id. The id is copied only to be listed.
+            let update = first + i
+            let time = update.pointee.time
+            if mayHaveTimersDue(by: time.timeIntervalSince1970) {
                 // The look itself, as the loop makes it: it takes the due timers out of their heap and
                 // puts them back, and the order it names devices in depends on how the heap lies.
-                let due = devicesWithDwellsDue(by: update.time)
+                let due = devicesWithDwellsDue(by: time)
                 if !due.isEmpty {
                     output.changedDevices += due
                     output.changedDeviceSlots += repeatElement(-1, count: due.count)
-                    advance(to: update.time, into: &output.events)
+                    advance(to: time, into: &output.events)
                 }
             }
             if skip < clockOnly.count, clockOnly[skip] == i {
@@ -78,13 +81,15 @@ extension DetectionEngine {
             // A fresh handle: the engine resolves it to the device's slot, so listing the device needs no
             // second look-up of its id.
             var handle = DeviceHandle()
-            if let rejection = process(update, handle: &handle, into: &output.events) {
+            if let rejection = process(deviceAt: update.pointer(to: \.device)!, time: time,
+                                       coordinate: update.pointee.coordinate,
+                                       accuracy: update.pointee.horizontalAccuracy,
+                                       handle: &handle, into: &output.events) {
                 output.rejections.append((i, rejection))
                 continue
             }
-            let device = update.device
             guard handle.isResolved else {
-                output.changedDevices.append(device)
+                output.changedDevices.append(update.pointee.device)
                 output.changedDeviceSlots.append(-1)
                 continue
             }
@@ -93,7 +98,7 @@ extension DetectionEngine {
             if word >= listed.count { listed += repeatElement(0, count: word - listed.count + 1) }
             if listed[word] & bit == 0 {
                 listed[word] |= bit
-                output.changedDevices.append(device)
+                output.changedDevices.append(update.pointee.device)
                 output.changedDeviceSlots.append(handle.slot)
             }
         }

@@ -236,40 +236,57 @@ public struct DetectionEngine: Sendable {
         // The fields go on as separate arguments: with the update kept whole past the first mutation
         // of `self`, the compiler copied it (its id retained, through the value witness) and destroyed
         // the copy at the end, ≈ 95 instructions per update.
-        process(device: update.device, time: update.time, coordinate: update.coordinate,
-                accuracy: update.horizontalAccuracy, handle: &handle, into: &events)
+        withUnsafePointer(to: update.device) { device in
+            process(deviceAt: device, time: update.time, coordinate: update.coordinate,
+                    accuracy: update.horizontalAccuracy, handle: &handle, into: &events)
+        }
+    }
+
+    /// ``process(_:into:)`` of the update at `update` (an element of a batch), its id read in place.
+    @inline(__always)
+    mutating func process(updateAt update: UnsafePointer<LocationUpdate>, into events: inout [GeofenceEvent]) -> Rejection? {
+        var handle = DeviceHandle()
+        return process(deviceAt: update.pointer(to: \.device)!, time: update.pointee.time,
+                       coordinate: update.pointee.coordinate, accuracy: update.pointee.horizontalAccuracy,
+                       handle: &handle, into: &events)
     }
 
     /// ``process(_:handle:into:)`` on the fields of an update that the engine reads.
-    mutating func process(device: DeviceID, time: Date, coordinate original: Coordinate, accuracy: Double?,
-                          handle: inout DeviceHandle, into events: inout [GeofenceEvent]) -> Rejection? {
+    ///
+    /// The id is passed by address and read where it is used: passed as a value taken from a batch's
+    /// buffer, it was copied for the call (a retain and a release per update: ≈ 10 instructions for an id
+    /// stored in its string's value, more for one on the heap). The common path reads its words for the hash
+    /// and compares it with the slot's id in place; a rejection, a new device and the stream options copy it.
+    mutating func process(deviceAt device: UnsafePointer<DeviceID>, time: Date, coordinate original: Coordinate,
+                          accuracy: Double?, handle: inout DeviceHandle,
+                          into events: inout [GeofenceEvent]) -> Rejection? {
         let t = time.timeIntervalSince1970
         guard LocationUpdate.acceptedTimes.contains(t) else {
             statistics.rejectedUpdates += 1
-            return .invalidTime(device: device, time: t)
+            return .invalidTime(device: device.pointee, time: t)
         }
         guard var coordinate = Self.normalised(original) else {
             statistics.rejectedUpdates += 1
-            return .invalidCoordinate(device: device, coordinate: original)
+            return .invalidCoordinate(device: device.pointee, coordinate: original)
         }
         if coordinate.longitude == 180 { coordinate.longitude = -180 }
 
         let deviceSlot: Int32
-        if holds(handle, device) {
+        if holds(handle, deviceAt: device) {
             deviceSlot = handle.slot
         } else {
-            deviceSlot = resolve(device)
+            deviceSlot = resolve(deviceAt: device)
             handle = DeviceHandle(slot: deviceSlot)
         }
         if configuration.usesStreamOptions {
-            return intake(device, deviceSlot: deviceSlot, date: time, time: t, coordinate: coordinate,
+            return intake(device.pointee, deviceSlot: deviceSlot, date: time, time: t, coordinate: coordinate,
                           accuracy: accuracy, into: &events)
         }
         // A new device's last time is -infinity: nothing is older.
         let last = devices[Int(deviceSlot)].lastTime
         if t < last {
             statistics.rejectedUpdates += 1
-            return .outOfOrder(device: device, time: time, lastAccepted: Date(timeIntervalSince1970: last))
+            return .outOfOrder(device: device.pointee, time: time, lastAccepted: Date(timeIntervalSince1970: last))
         }
         statistics.acceptedUpdates += 1
         if usesOptions {
@@ -293,10 +310,33 @@ public struct DetectionEngine: Sendable {
         return devices[Int(slot)].id == device
     }
 
-    /// The slot of `device`, which is added when the engine does not know it. (Inlined: its call and
-    /// frame were ≈ 20 of its ≈ 130 instructions per update; adding a device stays out of line.)
+    /// ``holds(_:_:)`` of the id at `device`, read only when the handle names a live slot.
     @inline(__always)
-    mutating func resolve(_ device: DeviceID) -> Int32 {
+    func holds(_ handle: DeviceHandle, deviceAt device: UnsafePointer<DeviceID>) -> Bool {
+        let slot = handle.slot
+        guard slot >= 0, Int(slot) < devices.count else { return false }
+        if !forgottenSlots.isEmpty, forgottenSlots.contains(slot) { return false }
+        return devices[Int(slot)].id == device.pointee
+    }
+
+    /// The slot of the id at `device`, which is added when the engine does not know it. (Inlined: its call and
+    /// frame were ≈ 20 of its ≈ 130 instructions per update; adding a device stays out of line.)
+    ///
+    /// A short ASCII id is hashed from its string's words (``DeviceTable/inlineASCIIHash(_:)``); as that
+    /// hash is only a first guess, a miss with it is looked up again with ``DeviceTable/hash(_:)``
+    /// before the device is added.
+    @inline(__always)
+    mutating func resolve(deviceAt device: UnsafePointer<DeviceID>) -> Int32 {
+        let quick = DeviceTable.inlineASCIIHash(device.pointee)
+        let hash = quick ?? DeviceTable.hash(device.pointee)
+        if let existing = deviceTable.slot(of: device.pointee, hash: hash, in: devices) { return existing }
+        return quick == nil ? addDevice(device.pointee, hash: hash) : resolveMissed(device.pointee)
+    }
+
+    /// ``resolve(deviceAt:)`` of a device that its quick hash did not find: looked up with its full hash, and
+    /// added when the engine does not know it.
+    @inline(never)
+    mutating func resolveMissed(_ device: DeviceID) -> Int32 {
         let hash = DeviceTable.hash(device)
         if let existing = deviceTable.slot(of: device, hash: hash, in: devices) { return existing }
         return addDevice(device, hash: hash)
@@ -324,8 +364,9 @@ public struct DetectionEngine: Sendable {
         // Through a buffer pointer: `updates[i]` made a copy of each update (its id retained, through the
         // value witness) and destroyed it after the call, ≈ 95 instructions per update.
         updates.withUnsafeBufferPointer { updates in
+            guard let first = updates.baseAddress else { return }
             for i in updates.indices {
-                if let rejection = process(updates[i], into: &events) { rejections.append((i, rejection)) }
+                if let rejection = process(updateAt: first + i, into: &events) { rejections.append((i, rejection)) }
             }
         }
         return rejections
@@ -595,7 +636,7 @@ public struct DetectionEngine: Sendable {
         // Exits by fence id, then entries by fence id. No two have the same kind and fence (each slot
         // is met once, and a fence has one slot), so the unstable sort's order is the only one.
         if events.count - exitStart > 1 {
-            events[exitStart...].sort { a, b in
+            Self.sortEvents(&events, from: exitStart) { a, b in
                 (a.kind == .entry) == (b.kind == .entry) ? a.fence < b.fence : b.kind == .entry
             }
         }
@@ -656,8 +697,28 @@ public struct DetectionEngine: Sendable {
         }
         let count = events.count - start
         guard count > 0 else { return }
-        if count > 1 { events[start...].sort { ($0.time, $0.fence) < ($1.time, $1.fence) } }
+        if count > 1 { Self.sortEvents(&events, from: start) { ($0.time, $0.fence) < ($1.time, $1.fence) } }
         statistics.dwells += count
+    }
+
+    /// Sorts `events[start...]` by `precedes`, a strict total order on them (no two events the same).
+    ///
+    /// An update's events are few (two in the full workload's sorts, almost always): they are put in
+    /// order by insertion, swapping in place. `events[start...].sort` cost ≈ 2,400 instructions for two
+    /// events — the slice taken out of the array and written back, the generic sort's set-up.
+    @inline(__always)
+    static func sortEvents(_ events: inout [GeofenceEvent], from start: Int,
+                           by precedes: (GeofenceEvent, GeofenceEvent) -> Bool) {
+        guard events.count - start <= 8 else { return events[start...].sort(by: precedes) }
+        var i = start + 1
+        while i < events.count {
+            var j = i
+            while j > start, precedes(events[j], events[j - 1]) {
+                events.swapAt(j, j - 1)
+                j -= 1
+            }
+            i += 1
+        }
     }
 
     func dwellTime(of fence: Fence) -> Double? {

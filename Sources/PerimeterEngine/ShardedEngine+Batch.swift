@@ -184,7 +184,11 @@ extension ShardedEngine {
                 engine.advance(updates[k].device, to: updates[k].time, into: &output.events)
                 if output.events.count > before { output.timerEventIndices.append(i) }
             }
-            if let rejection = engine.process(updates[k], into: &output.events) { output.rejections.append((i, rejection)) }
+            // By address, as the engine's own batch loop passes it: `updates[k]` copied the update (its id
+            // retained and released) for the call.
+            if let rejection = engine.process(updateAt: updates.baseAddress! + k, into: &output.events) {
+                output.rejections.append((i, rejection))
+            }
             if output.events.count > before { output.marks.append(EventMark(update: Int32(i), end: Int32(output.events.count))) }
         }
     }

@@ -193,4 +193,55 @@ struct DeviceTableTests {
             }
         }
     }
+    /// `text` as a string with its own heap storage (never stored in the value, however short).
+    static func heapString(_ text: String) -> String {
+        var s = String()
+        s.reserveCapacity(64)
+        s += text
+        return s
+    }
+
+    @Test("a short ASCII id's hash read from its words is its hash; other ids have none")
+    func inlineASCIIHashIsTheHash() {
+        var random = SplitMix64(seed: 1815)
+        for round in 0..<2_000 {
+            let count = round % 24
+            let text = String((0..<count).map { _ in Character(Unicode.Scalar(UInt8(32 + random.next() % 95))) })
+            for id in [DeviceID(text), DeviceID("\(text)"), DeviceID(String(Substring(text))), DeviceID(Self.heapString(text))] {
+                if let quick = DeviceTable.inlineASCIIHash(id) {
+                    #expect(count <= 15, "\(text)")
+                    #expect(quick == DeviceTable.hash(id), "\(text)")
+                }
+            }
+            #if _endian(little) && _pointerBitWidth(_64)
+            // Where the words hold short text, the quick hash applies (else the lookups lose their speed).
+            if count <= 15 { #expect(DeviceTable.inlineASCIIHash(DeviceID(text)) != nil, "\(text)") }
+            #endif
+            #expect(DeviceTable.inlineASCIIHash(DeviceID(Self.heapString(text))) == nil || count <= 15)
+        }
+        for text in ["\u{212A}-7", "caf\u{E9}", "\u{E9}", "a-rather-long-device-identifier"] {
+            #expect(DeviceTable.inlineASCIIHash(DeviceID(text)) == nil, "\(text)")
+        }
+    }
+
+    @Test("ids met in short and in heap form, in either order, are one device each")
+    func shortAndHeapFormsAreOneDevice() {
+        var random = SplitMix64(seed: 77)
+        var engine = DetectionEngine(fences: [Self.park])
+        var expected: [String: Int32] = [:]
+        var events: [GeofenceEvent] = []
+        for step in 0..<3_000 {
+            let n = Int(random.next() % 400)
+            let text = n % 7 == 0 ? "device-number-\(n)" : n % 11 == 0 ? "\u{E9}\(n)" : "d\(n)"
+            let id = DeviceID(random.next() % 2 == 0 ? text : Self.heapString(text))
+            engine.process(Self.update(id, Double(step), inside: random.next() % 2 == 0), into: &events)
+            let slot = engine.slot(of: id)
+            #expect(slot != nil)
+            if let known = expected[text] { #expect(slot == known, "\(text)") } else { expected[text] = slot }
+            #expect(engine.slot(of: DeviceID(Self.heapString(text))) == slot)
+            #expect(engine.slot(of: DeviceID(String(Substring(text)))) == slot)
+        }
+        #expect(engine.knownDevices.count == expected.count)
+        #expect(Set(engine.knownDevices.map(\.rawValue)) == Set(expected.keys))
+    }
 }

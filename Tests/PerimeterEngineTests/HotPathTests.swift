@@ -91,4 +91,32 @@ struct HotPathTests {
             #expect(entries.map(\.fence) == entries.map(\.fence).sorted())
         }
     }
+    @Test("an update's events are put in order as the standard sort puts them, from any start, few or many")
+    func sortEventsAgreesWithSort() {
+        var random = SplitMix64(seed: 1818)
+        let exitFirst: (GeofenceEvent, GeofenceEvent) -> Bool = { a, b in
+            (a.kind == .entry) == (b.kind == .entry) ? a.fence < b.fence : b.kind == .entry
+        }
+        let byTime: (GeofenceEvent, GeofenceEvent) -> Bool = { ($0.time, $0.fence) < ($1.time, $1.fence) }
+        for round in 0..<600 {
+            let prefix = Int(random.next() % 3), count = round % 14
+            // Distinct (kind, fence) pairs and distinct (time, fence) pairs: both orders are total.
+            var keys = Set<String>()
+            var events: [GeofenceEvent] = []
+            while events.count < prefix + count {
+                let fence = "f\(random.next() % 40)", kind: GeofenceEventKind = random.next() % 2 == 0 ? .entry : .exit
+                guard keys.insert(fence).inserted else { continue }
+                events.append(GeofenceEvent(id: "e\(events.count)", visitID: "v", kind: kind, fence: FenceID(fence),
+                                            device: "d", time: Date(timeIntervalSince1970: Double(random.next() % 4)),
+                                            coordinate: Coordinate(latitude: 0, longitude: 0)))
+            }
+            for precedes in [exitFirst, byTime] {
+                var sorted = events, expected = events
+                DetectionEngine.sortEvents(&sorted, from: prefix, by: precedes)
+                expected[prefix...].sort(by: precedes)
+                #expect(sorted == expected, "\(count) events after \(prefix)")
+                #expect(sorted.map(\.id) == expected.map(\.id))
+            }
+        }
+    }
 }
