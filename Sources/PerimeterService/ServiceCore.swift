@@ -11,7 +11,8 @@ struct PendingChanges {
     /// The touched devices, by ``DeviceBooks`` number, in order of first touch (store order stays
     /// deterministic without sorting); each listed once (its entry's mark is ``mark``).
     var touched: [Int32] = []
-    var events: [GeofencingEvent] = []
+    /// The events logged since the last commit, in the arrays the calls returned (``PendingEvents``).
+    var events = PendingEvents()
     /// Devices forgotten since the last commit, in order (a device forgotten twice is listed once).
     var forgotten: [DeviceID] = []
     var serviceConsent: Bool?
@@ -26,7 +27,7 @@ struct PendingChanges {
     /// (``ServiceCore/failed(_:)`` merges those: their marks are in the books).
     mutating func append(_ later: PendingChanges) {
         fences += later.fences
-        events += later.events
+        events.append(later.events)
         for device in later.forgotten where !forgotten.contains(device) { forgotten.append(device) }
         if let consent = later.serviceConsent { serviceConsent = consent }
         deviceConsents.merge(later.deviceConsents) { _, newer in newer }
@@ -37,6 +38,38 @@ struct PendingChanges {
     var isEmpty: Bool {
         fences.isEmpty && touched.isEmpty && forgotten.isEmpty && events.isEmpty && serviceConsent == nil
             && deviceConsents.isEmpty && !processedUpdatesChanged
+    }
+}
+
+/// The events logged since the last commit, kept in the arrays that ``ServiceCore/log(_:into:)`` built
+/// them in (each call's result): a call's events are built once and shared, where a log of its own copied
+/// each event (every string and dictionary in it retained, and released after the commit).
+struct PendingEvents {
+    /// The arrays, in log order; none is empty.
+    private(set) var chunks: [[GeofencingEvent]] = []
+
+    /// Whether no event is pending.
+    var isEmpty: Bool { chunks.isEmpty }
+
+    /// Appends `events` (logged after those held).
+    mutating func append(_ events: [GeofencingEvent]) {
+        guard !events.isEmpty else { return }
+        chunks.append(events)
+    }
+
+    /// Appends `later`'s events (logged after those held).
+    mutating func append(_ later: PendingEvents) {
+        chunks += later.chunks
+    }
+
+    /// Every pending event, in log order: the one array itself when there is one (a commit after each
+    /// call), else the arrays joined.
+    func joined() -> [GeofencingEvent] {
+        if chunks.count == 1 { return chunks[0] }
+        var all: [GeofencingEvent] = []
+        all.reserveCapacity(chunks.reduce(0) { $0 + $1.count })
+        for chunk in chunks { all += chunk }
+        return all
     }
 }
 
@@ -196,30 +229,30 @@ struct ServiceCore {
     // MARK: - Events
 
     /// Numbers `events`, gives each its fence's name, group, properties and rendered message (fixed from
-    /// now on: the store keeps them with the event), queues them for the store and the streams, and
-    /// appends them to `output`.
+    /// now on: the store keeps them with the event), appends them to `output` and queues them for the
+    /// store and the streams.
+    ///
+    /// The events are built once, in `output`; the pending log keeps that array itself (one reference,
+    /// ``PendingEvents``), not a copy of each event, when `output` held nothing before (the usual case:
+    /// a call's result).
     mutating func log(_ events: [GeofenceEvent], into output: inout [GeofencingEvent]) {
         guard !events.isEmpty else { return }
         output.reserveCapacity(output.count + events.count)
-        // Room for the events at once, growing geometrically (the log takes many calls between commits).
-        if pending.events.capacity < pending.events.count + events.count {
-            pending.events.reserveCapacity(max(pending.events.count + events.count, 2 * pending.events.capacity))
-        }
         let first = output.count
         for event in events {
             lastSequence += 1
             let label = fenceLabels.label(of: event, in: &engine)
-            // Built once where the log keeps it; the caller's result gets the one copy.
-            pending.events.append(GeofencingEvent(sequence: lastSequence, event: event, label: label))
+            output.append(GeofencingEvent(sequence: lastSequence, event: event, label: label))
             // Every logged event's ids are read (stored, streamed, sent, some more than once): made once
-            // here, both from one hash of the visit, in the log's own copy.
-            pending.events[pending.events.count - 1].event.makeIDsNow()
-            output.append(pending.events[pending.events.count - 1])
+            // here, both from one hash of the visit.
+            output[output.count - 1].event.makeIDsNow()
             if !streams.isEmpty {
                 for continuation in streams.values { continuation.yield(output[output.count - 1]) }
             }
         }
-        if !sinkWhenStored { sink?(Array(output[first...])) }
+        let logged = first == 0 ? output : Array(output[first...])
+        pending.events.append(logged)
+        if !sinkWhenStored { sink?(logged) }
     }
 
     // MARK: - Commit
@@ -251,7 +284,7 @@ struct ServiceCore {
         work.engineGeneration = engineGeneration
         work.listsDevices = listingDevices
         if listingDevices { listDeviceChanges(into: &work) }
-        work.changes.events = pending.events
+        work.changes.events = pending.events.joined()
         work.changes.serviceConsent = pending.serviceConsent
         work.changes.deviceConsents = pending.deviceConsents
         work.changes.processedUpdates = pending.processedUpdatesChanged ? processedUpdates : nil
