@@ -359,30 +359,37 @@ struct ServiceCore {
     /// device the engine no longer knows is left as it is. Records in `work` the presence to remember as
     /// committed, as the list does.
     mutating func writeDeviceStates(of work: inout CommitWork, into states: inout DeviceStates) {
+        let removesFences = work.removesFences, generation = engineGeneration
         for number in work.taken.touched {
             let e = Int(number)
             let device = books.devices[e]
-            // As in `listDeviceChanges(into:)`: read by one switch.
-            let stamp: DetectionEngine.PresenceStamp?, stored: [DetectionEngine.MembershipSnapshot]
-            switch books.committed[e] {
-            case .some(let committed):
-                stamp = !work.removesFences && committed.generation == engineGeneration ? committed.stamp : nil
-                stored = committed.memberships
-            case .none:
-                stamp = nil
-                stored = []
-            }
             let p = states.position(of: device, number: number)
             if p >= 0 {
-                // The store holds the memberships `stored` names (the books follow its every change): the
-                // engine leaves them when the presence is the one stamped, as the list's entry left
-                // `stored` and the store then kept its own. A presence rebuilt equal to them is written
-                // equal.
+                // Only the stamp is needed here, read in place: a `switch` over the element (or optional
+                // chaining through the array) copied the whole `CommittedPresence?`, memberships included.
+                let stamp = books.committed.withUnsafeBufferPointer { committed -> DetectionEngine.PresenceStamp? in
+                    guard !removesFences, committed[e]?.generation == generation else { return nil }
+                    return committed[e]?.stamp ?? nil
+                }
+                // The store holds the memberships the books have as committed (they follow its every
+                // change): the engine leaves them when the presence is the one stamped, as the list's
+                // entry left the books' and the store then kept its own. A presence rebuilt equal to them
+                // is written equal.
                 guard let written = engine.writeCommitSnapshot(of: device, handle: &books.handles[e], since: stamp,
                                                                into: &states.states[p]) else { continue }
                 guard !written.presenceUnchanged else { continue }
                 work.presence.append((number, states.states[p].memberships, written.stamp))
             } else {
+                // As in `listDeviceChanges(into:)`: read by one switch.
+                let stamp: DetectionEngine.PresenceStamp?, stored: [DetectionEngine.MembershipSnapshot]
+                switch books.committed[e] {
+                case .some(let committed):
+                    stamp = !removesFences && committed.generation == generation ? committed.stamp : nil
+                    stored = committed.memberships
+                case .none:
+                    stamp = nil
+                    stored = []
+                }
                 var state = DetectionEngine.DeviceSnapshot.unwritten(device: device, memberships: stored)
                 guard let written = engine.writeCommitSnapshot(of: device, handle: &books.handles[e], since: stamp,
                                                                into: &state) else { continue }
