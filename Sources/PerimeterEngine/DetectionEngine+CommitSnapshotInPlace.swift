@@ -54,14 +54,29 @@ extension DetectionEngine {
         // An unchanged presence keeps the stamp it was compared with (equal lists): no copy, no allocation.
         let unchanged = stamp?.isSame(as: presence, in: presencePool) ?? false
         let newStamp = unchanged ? stamp! : PresenceStamp(inside: presencePool.members(presence))
-        snapshot.device = devices[d].id
+        // A snapshot written over is usually this device's last one (the in-memory store's entry): what
+        // it already holds — the same id, no instant visits, no option or stream state — is left, not
+        // assigned again (each assignment retained the new value and released the old).
+        if snapshot.device != devices[d].id { snapshot.device = devices[d].id }
         snapshot.lastTime = devices[d].lastTime
         snapshot.lastCoordinate = devices[d].lastCoordinate
         snapshot.updateCount = updateCount(ofSlot: d)
         if !unchanged { snapshot.memberships = newStamp.inside.isEmpty ? [] : membershipSnapshots(of: newStamp.inside) }
-        snapshot.instantVisits = instantVisits.isEmpty ? [] : instantVisitSnapshots(of: instantVisits[slot] ?? [])
-        snapshot.options = optionStates.isEmpty ? nil : optionStates[slot].map { optionSnapshot($0) }
-        snapshot.stream = streamStates.isEmpty ? nil : streamStates[slot].map { streamSnapshot($0) }
+        if !instantVisits.isEmpty {
+            snapshot.instantVisits = instantVisitSnapshots(of: instantVisits[slot] ?? [])
+        } else if !snapshot.instantVisits.isEmpty {
+            snapshot.instantVisits = []
+        }
+        if !optionStates.isEmpty {
+            snapshot.options = optionStates[slot].map { optionSnapshot($0) }
+        } else if case .some = snapshot.options {
+            snapshot.options = nil
+        }
+        if !streamStates.isEmpty {
+            snapshot.stream = streamStates[slot].map { streamSnapshot($0) }
+        } else if case .some = snapshot.stream {
+            snapshot.stream = nil
+        }
         return CommitSnapshotWritten(presenceUnchanged: unchanged, stamp: newStamp)
     }
 }

@@ -161,8 +161,9 @@ public final class GeofencingService: Sendable {
         groupCommit.setNudge(handler)
     }
 
-    /// One commit as the group's committer: takes every pending change, stores it without the lock,
-    /// and records the outcome (on failure the changes are put back for the next commit).
+    /// One commit as the group's committer: takes every pending change, stores it without the lock
+    /// (the in-memory store: with it), and records the outcome (on failure the changes are put back for
+    /// the next commit).
     func runCommit(yielding: Bool = true) -> GroupCommit.Outcome {
         // Let threads that are ready to run go first (on a small machine often a request just
         // parsed): their changes then join this commit instead of waiting for the next one.
@@ -170,6 +171,9 @@ public final class GeofencingService: Sendable {
         // without this yield, 7.9 k with it (p99 17 ms both). An event loop committing at the end of
         // its round has nothing to wait for.
         if yielding { sched_yield() }
+        // The in-memory store has nothing to wait for: its commit is made under the lock, the engine
+        // writing the devices' states into it (``ServiceCore/commitInPlace(_:)``).
+        if let memory = store as? InMemoryGeofencingStore { return core.withLock { $0.commitInPlace(memory) } }
         var work = core.withLock { $0.takeChanges() }
         if !work.isEmpty {
             do {

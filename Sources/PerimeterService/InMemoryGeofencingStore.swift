@@ -41,6 +41,19 @@ public final class InMemoryGeofencingStore: GeofencingStore {
 
     /// Applies `changes` atomically (it checks the event sequence before changing anything).
     public func commit(_ changes: StoreChanges) throws {
+        try commit(changes) { _ in }
+    }
+
+    /// ``commit(_:)`` with more device states written in place: after `changes`' forgotten devices and
+    /// devices are applied, `writeDevices` writes states straight into the store's own, under the
+    /// store's lock, before the events are appended. Nothing is changed when the commit fails (the
+    /// event sequence is checked first), and `writeDevices` is then not called.
+    ///
+    /// The service's commit (``ServiceCore/commitInPlace(_:)``) has the engine write each changed
+    /// device's state here, where the store keeps it, instead of into a ``DeviceChange`` that the store
+    /// then copies (and whose old state it releases): the one copy of a device's state that a commit
+    /// makes is this store's.
+    func commit(_ changes: StoreChanges, writingDevices writeDevices: (inout DeviceStates) -> Void) throws(GeofencingError) {
         try contents.withLock { (c: inout Contents) throws(GeofencingError) in
             var next = Int64(c.events.count) + 1
             for logged in changes.events {
@@ -82,6 +95,7 @@ public final class InMemoryGeofencingStore: GeofencingStore {
                     if !presenceChanged { c.devices.states[added].memberships = [] }
                 }
             }
+            writeDevices(&c.devices)
             c.events.append(changes.events)
             if let consent = changes.serviceConsent { c.serviceConsent = consent }
             c.deviceConsents.merge(changes.deviceConsents) { $1 }

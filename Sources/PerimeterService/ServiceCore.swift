@@ -11,7 +11,8 @@ struct PendingChanges {
     /// The touched devices, by ``DeviceBooks`` number, in order of first touch (store order stays
     /// deterministic without sorting); each listed once (its entry's mark is ``mark``).
     var touched: [Int32] = []
-    var events: [GeofencingEvent] = []
+    /// The events logged since the last commit, in the arrays the calls returned (``PendingEvents``).
+    var events = PendingEvents()
     /// Devices forgotten since the last commit, in order (a device forgotten twice is listed once).
     var forgotten: [DeviceID] = []
     var serviceConsent: Bool?
@@ -26,7 +27,7 @@ struct PendingChanges {
     /// (``ServiceCore/failed(_:)`` merges those: their marks are in the books).
     mutating func append(_ later: PendingChanges) {
         fences += later.fences
-        events += later.events
+        events.append(later.events)
         for device in later.forgotten where !forgotten.contains(device) { forgotten.append(device) }
         if let consent = later.serviceConsent { serviceConsent = consent }
         deviceConsents.merge(later.deviceConsents) { _, newer in newer }
@@ -37,6 +38,38 @@ struct PendingChanges {
     var isEmpty: Bool {
         fences.isEmpty && touched.isEmpty && forgotten.isEmpty && events.isEmpty && serviceConsent == nil
             && deviceConsents.isEmpty && !processedUpdatesChanged
+    }
+}
+
+/// The events logged since the last commit, kept in the arrays that ``ServiceCore/log(_:into:)`` built
+/// them in (each call's result): a call's events are built once and shared, where a log of its own copied
+/// each event (every string and dictionary in it retained, and released after the commit).
+struct PendingEvents {
+    /// The arrays, in log order; none is empty.
+    private(set) var chunks: [[GeofencingEvent]] = []
+
+    /// Whether no event is pending.
+    var isEmpty: Bool { chunks.isEmpty }
+
+    /// Appends `events` (logged after those held).
+    mutating func append(_ events: [GeofencingEvent]) {
+        guard !events.isEmpty else { return }
+        chunks.append(events)
+    }
+
+    /// Appends `later`'s events (logged after those held).
+    mutating func append(_ later: PendingEvents) {
+        chunks += later.chunks
+    }
+
+    /// Every pending event, in log order: the one array itself when there is one (a commit after each
+    /// call), else the arrays joined.
+    func joined() -> [GeofencingEvent] {
+        if chunks.count == 1 { return chunks[0] }
+        var all: [GeofencingEvent] = []
+        all.reserveCapacity(chunks.reduce(0) { $0 + $1.count })
+        for chunk in chunks { all += chunk }
+        return all
     }
 }
 
@@ -196,30 +229,30 @@ struct ServiceCore {
     // MARK: - Events
 
     /// Numbers `events`, gives each its fence's name, group, properties and rendered message (fixed from
-    /// now on: the store keeps them with the event), queues them for the store and the streams, and
-    /// appends them to `output`.
+    /// now on: the store keeps them with the event), appends them to `output` and queues them for the
+    /// store and the streams.
+    ///
+    /// The events are built once, in `output`; the pending log keeps that array itself (one reference,
+    /// ``PendingEvents``), not a copy of each event, when `output` held nothing before (the usual case:
+    /// a call's result).
     mutating func log(_ events: [GeofenceEvent], into output: inout [GeofencingEvent]) {
         guard !events.isEmpty else { return }
         output.reserveCapacity(output.count + events.count)
-        // Room for the events at once, growing geometrically (the log takes many calls between commits).
-        if pending.events.capacity < pending.events.count + events.count {
-            pending.events.reserveCapacity(max(pending.events.count + events.count, 2 * pending.events.capacity))
-        }
         let first = output.count
         for event in events {
             lastSequence += 1
             let label = fenceLabels.label(of: event, in: &engine)
-            // Built once where the log keeps it; the caller's result gets the one copy.
-            pending.events.append(GeofencingEvent(sequence: lastSequence, event: event, label: label))
+            output.append(GeofencingEvent(sequence: lastSequence, event: event, label: label))
             // Every logged event's ids are read (stored, streamed, sent, some more than once): made once
-            // here, both from one hash of the visit, in the log's own copy.
-            pending.events[pending.events.count - 1].event.makeIDsNow()
-            output.append(pending.events[pending.events.count - 1])
+            // here, both from one hash of the visit.
+            output[output.count - 1].event.makeIDsNow()
             if !streams.isEmpty {
                 for continuation in streams.values { continuation.yield(output[output.count - 1]) }
             }
         }
-        if !sinkWhenStored { sink?(Array(output[first...])) }
+        let logged = first == 0 ? output : Array(output[first...])
+        pending.events.append(logged)
+        if !sinkWhenStored { sink?(logged) }
     }
 
     // MARK: - Commit
@@ -234,7 +267,11 @@ struct ServiceCore {
 
     /// Takes every pending change out for a commit and closes the batch: changes made from now on
     /// belong to the next one.
-    mutating func takeChanges() -> CommitWork {
+    ///
+    /// `listingDevices`: whether the touched devices' states go into the changes
+    /// (``StoreChanges/devices``); without, ``writeDeviceStates(of:into:)`` writes them into the
+    /// in-memory store's states instead, as part of that store's commit (``commitInPlace(_:)``).
+    mutating func takeChanges(listingDevices: Bool = true) -> CommitWork {
         var work = CommitWork(batch: batch)
         batch &+= 1
         guard !pending.isEmpty else { return work }
@@ -243,7 +280,26 @@ struct ServiceCore {
         // What the store holds of a device's presence is known unless this commit removes fences (their
         // rows go first): then the store rewrites every membership of the devices that changed.
         let removesFences = pending.fences.contains { if case .upsert = $0 { false } else { true } }
+        work.removesFences = removesFences
         work.engineGeneration = engineGeneration
+        work.listsDevices = listingDevices
+        if listingDevices { listDeviceChanges(into: &work) }
+        work.changes.events = pending.events.joined()
+        work.changes.serviceConsent = pending.serviceConsent
+        work.changes.deviceConsents = pending.deviceConsents
+        work.changes.processedUpdates = pending.processedUpdatesChanged ? processedUpdates : nil
+        work.acceptedSequence = engine.acceptedUpdateSequence
+        work.arrivals = engine.arrivalCount
+        if work.acceptedSequence != committedAcceptedSequence { work.changes.acceptedSequence = work.acceptedSequence }
+        if work.arrivals != committedArrivals { work.changes.arrivals = work.arrivals }
+        work.taken = pending
+        pending = freshPendingChanges()
+        return work
+    }
+
+    /// The pending changes' touched devices as ``StoreChanges/devices`` of `work` (see ``takeChanges(listingDevices:)``).
+    private mutating func listDeviceChanges(into work: inout CommitWork) {
+        let removesFences = work.removesFences
         // One entry per touched device, each written in place: the engine writes the device's state
         // into it. Made one by one, each change (and the snapshot in it) was built in a temporary,
         // copied into the list and destroyed. The last commit's entries are written over (every field
@@ -293,24 +349,64 @@ struct ServiceCore {
             }
         }
         work.changes.devices.removeLast(work.changes.devices.count - k)
-        work.changes.events = pending.events
-        work.changes.serviceConsent = pending.serviceConsent
-        work.changes.deviceConsents = pending.deviceConsents
-        work.changes.processedUpdates = pending.processedUpdatesChanged ? processedUpdates : nil
-        work.acceptedSequence = engine.acceptedUpdateSequence
-        work.arrivals = engine.arrivalCount
-        if work.acceptedSequence != committedAcceptedSequence { work.changes.acceptedSequence = work.acceptedSequence }
-        if work.arrivals != committedArrivals { work.changes.arrivals = work.arrivals }
-        work.taken = pending
-        pending = freshPendingChanges()
-        return work
+    }
+
+    /// Writes the state of each device that `work` took (``takeChanges(listingDevices:)`` without listing
+    /// them) into `states`, the in-memory store's, in place: exactly what that store makes of the
+    /// ``DeviceChange``s ``listDeviceChanges(into:)`` lists, without them. A stored device's state is
+    /// written over by the engine (its memberships left as the store holds them when the presence is
+    /// the one committed); a device new to the store is written into a fresh state and appended; a
+    /// device the engine no longer knows is left as it is. Records in `work` the presence to remember as
+    /// committed, as the list does.
+    mutating func writeDeviceStates(of work: inout CommitWork, into states: inout DeviceStates) {
+        let removesFences = work.removesFences, generation = engineGeneration
+        for number in work.taken.touched {
+            let e = Int(number)
+            let device = books.devices[e]
+            let p = states.position(of: device, number: number)
+            if p >= 0 {
+                // Only the stamp is needed here, read in place: a `switch` over the element (or optional
+                // chaining through the array) copied the whole `CommittedPresence?`, memberships included.
+                let stamp = books.committed.withUnsafeBufferPointer { committed -> DetectionEngine.PresenceStamp? in
+                    guard !removesFences, committed[e]?.generation == generation else { return nil }
+                    return committed[e]?.stamp ?? nil
+                }
+                // The store holds the memberships the books have as committed (they follow its every
+                // change): the engine leaves them when the presence is the one stamped, as the list's
+                // entry left the books' and the store then kept its own. A presence rebuilt equal to them
+                // is written equal.
+                guard let written = engine.writeCommitSnapshot(of: device, handle: &books.handles[e], since: stamp,
+                                                               into: &states.states[p]) else { continue }
+                guard !written.presenceUnchanged else { continue }
+                work.presence.append((number, states.states[p].memberships, written.stamp))
+            } else {
+                // As in `listDeviceChanges(into:)`: read by one switch.
+                let stamp: DetectionEngine.PresenceStamp?, stored: [DetectionEngine.MembershipSnapshot]
+                switch books.committed[e] {
+                case .some(let committed):
+                    stamp = !removesFences && committed.generation == generation ? committed.stamp : nil
+                    stored = committed.memberships
+                case .none:
+                    stamp = nil
+                    stored = []
+                }
+                var state = DetectionEngine.DeviceSnapshot.unwritten(device: device, memberships: stored)
+                guard let written = engine.writeCommitSnapshot(of: device, handle: &books.handles[e], since: stamp,
+                                                               into: &state) else { continue }
+                // As the list's entry, appended: the memberships only when they differ from `stored`.
+                let presenceChanged = !written.presenceUnchanged && stored != state.memberships
+                if !written.presenceUnchanged { work.presence.append((number, state.memberships, written.stamp)) }
+                if !presenceChanged { state.memberships = [] }
+                _ = states.append(state, number: number)
+            }
+        }
     }
 
     /// Records that `work` is stored, and keeps its device entries for the next commit to write over
     /// (``spareDeviceChanges``; `work` is left without them).
     mutating func committed(_ work: inout CommitWork) {
         guard !work.isEmpty else { return }
-        defer { swap(&work.changes.devices, &spareDeviceChanges) }
+        defer { if work.listsDevices { swap(&work.changes.devices, &spareDeviceChanges) } }
         if sinkWhenStored, !work.changes.events.isEmpty { sink?(work.changes.events) }
         commits += 1
         forgetCommittedPresence(in: work.changes.fences)
@@ -364,6 +460,10 @@ struct ServiceCore {
     /// Only for a caller that is the group's committer (``GroupCommit/exclusively(_:)``).
     /// On failure the changes stay pending.
     mutating func commitHoldingLock(_ store: any GeofencingStore) throws(GeofencingError) {
+        if let memory = store as? InMemoryGeofencingStore {
+            if let error = commitInPlace(memory).error { throw error }
+            return
+        }
         var work = takeChanges()
         guard !work.isEmpty else { return }
         do {
@@ -373,6 +473,28 @@ struct ServiceCore {
             throw CommitWork.storageError(error, work.changes)
         }
         committed(&work)
+    }
+
+    /// The in-memory store's commit, whole, with the lock held: the changes taken without their device
+    /// list, and the engine writing each touched device's state straight into the store's
+    /// (``writeDeviceStates(of:into:)``), inside the store's own atomic commit. The store cannot wait on
+    /// anything, so the commit needs no time outside the lock; and a device's state is copied once, into
+    /// the store, instead of written into a ``DeviceChange``, copied by the store, and the entry's old
+    /// values released. On failure (only an event sequence that does not continue the store's log: a
+    /// store written by another service) nothing is stored and the changes stay pending.
+    /// - Returns: the outcome for ``GroupCommit``.
+    mutating func commitInPlace(_ store: InMemoryGeofencingStore) -> GroupCommit.Outcome {
+        var work = takeChanges(listingDevices: false)
+        guard !work.isEmpty else { return .init(durableBelow: work.batch + 1, error: nil) }
+        do {
+            try store.commit(work.changes) { states in writeDeviceStates(of: &work, into: &states) }
+        } catch {
+            failed(work)
+            return .init(durableBelow: nil, error: CommitWork.storageError(error, work.changes, devices: work.taken.touched.count),
+                         attemptedThrough: work.batch)
+        }
+        committed(&work)
+        return .init(durableBelow: work.batch + 1, error: nil)
     }
 
     // MARK: - Loading
@@ -500,6 +622,12 @@ struct CommitWork {
     var presence: [(Int32, [DetectionEngine.MembershipSnapshot], DetectionEngine.PresenceStamp)] = []
     /// ``ServiceCore/engineGeneration`` when the changes were taken (their stamps belong to that engine).
     var engineGeneration: UInt64 = 0
+    /// Whether the commit removes fences: then what the store holds of a device's presence is not known
+    /// when its state is written (the stamps do not hold).
+    var removesFences = false
+    /// Whether ``changes`` list the touched devices (else the in-memory store's commit has them written
+    /// in place: ``ServiceCore/commitInPlace(_:)``).
+    var listsDevices = true
     var acceptedSequence: Int64 = 0
     var arrivals: UInt64 = 0
 
@@ -507,7 +635,7 @@ struct CommitWork {
     var isEmpty: Bool { taken.isEmpty }
 
     /// The service's error for a store failure while writing `changes`.
-    static func storageError(_ error: any Error, _ changes: StoreChanges) -> GeofencingError {
-        .storage(error, while: "committing \(changes.events.count) events and \(changes.devices.count) device states")
+    static func storageError(_ error: any Error, _ changes: StoreChanges, devices: Int? = nil) -> GeofencingError {
+        .storage(error, while: "committing \(changes.events.count) events and \(devices ?? changes.devices.count) device states")
     }
 }

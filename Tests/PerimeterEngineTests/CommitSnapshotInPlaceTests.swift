@@ -10,12 +10,14 @@ import Testing
 /// were exactly when the returned snapshot leaves them out, the same stamp; a stale handle corrected.
 @Suite("Commit snapshots written in place equal those returned")
 struct CommitSnapshotInPlaceTests {
-    /// A snapshot none of whose fields is any device's (so that a field left unwritten shows).
+    /// A snapshot none of whose fields is any device's (so that a field left unwritten shows): option and
+    /// stream state too, which an engine without options must clear (`nil`), and one with them replace.
     static func placeholder() -> DetectionEngine.DeviceSnapshot {
         DetectionEngine.DeviceSnapshot(
             device: "placeholder", lastTime: -1, lastCoordinate: Coordinate(latitude: -89, longitude: -179), updateCount: 999_999,
             memberships: [.init(fence: "sentinel", entryTime: -1, visitSequence: 7, hasDwelled: true)],
-            instantVisits: [.init(fence: "sentinel", entryTime: -1, ordinal: 3)])
+            instantVisits: [.init(fence: "sentinel", entryTime: -1, ordinal: 3)],
+            options: .init(lastSequence: -7), stream: .init(newest: -7))
     }
 
     static func check(seed: UInt64, options: DetectionOptions = DetectionOptions(),
