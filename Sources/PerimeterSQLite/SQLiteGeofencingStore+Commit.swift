@@ -84,6 +84,7 @@ extension SQLiteGeofencingStore {
                 try statement.execute()
             }
             connection.deviceKeys[device] = nil
+            connection.instantVisitKeys?.remove(key)
         }
 
         if !changes.devices.isEmpty {
@@ -102,14 +103,16 @@ extension SQLiteGeofencingStore {
                     known.append((remembered, index))
                 } else {
                     let insert = try db.statement(literal: """
-                        INSERT INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
-                        VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7)
+                        INSERT INTO device (key, id, state, instant_visits) VALUES (NULL, ?, ?, ?)
                         """)
-                    var texts = TextParameters()
-                    bind(changes.devices, index, to: insert, texts: &texts, from: 0)
-                    try insert.execute(binding: texts)
+                    insert.bind(snapshot.device.rawValue, at: 1)
+                    insert.bind(DeviceStateCodec.encode(snapshot), at: 2)
+                    // NULL for none, the usual case.
+                    insert.bind(snapshot.instantVisits.isEmpty ? nil : InstantVisitCodec.encode(snapshot.instantVisits), at: 3)
+                    try insert.execute()
                     key = db.lastInsertRowID
                     connection.deviceKeys[snapshot.device] = key
+                    if !snapshot.instantVisits.isEmpty { connection.instantVisitKeys?.insert(key) }
                 }
 
                 // Devices without option state only need a delete when some device has a row (rare).
@@ -135,7 +138,7 @@ extension SQLiteGeofencingStore {
                 try writePresence(of: snapshot, change: index, key: key, stored: change.storedMemberships,
                                   into: db, upserts: &presenceUpserts)
             }
-            try writeKnownDevices(known, of: changes.devices, into: db)
+            try writeKnownDevices(known, of: changes.devices, into: &connection)
             try writePresenceUpserts(presenceUpserts, of: changes.devices, into: db)
         }
 
@@ -194,16 +197,17 @@ extension SQLiteGeofencingStore {
         }
     }
 
-    /// Writes the rows of devices that have one, `known` giving each one's key and its place in
-    /// `changes`: in key order (neighbouring rows share pages), up to 32 rows per statement.
+    /// Writes the state of devices that have a row, `known` giving each one's key and its place in
+    /// `changes`, in key order (neighbouring rows share pages): each row's `state` BLOB overwritten in
+    /// place (``DeviceStateWriter``), then the instant visits of the devices that have some now or had
+    /// some stored (rare; NULL otherwise, and then not written).
     ///
-    /// Each row is an upsert by key that changes the row only when it holds the same id, and a row
-    /// whose key is free would be inserted: either outcome means the key was remembered wrongly
-    /// (never expected; see ``Connection``), so every statement checks that it changed exactly its
-    /// rows and inserted none, and throws ``StaleDeviceKeys`` otherwise (the commit then forgets what
-    /// it remembers and starts again, reading keys from the file).
+    /// A row whose key is free, or whose id check is another device's, means the key was remembered
+    /// wrongly (never expected; see ``Connection``): the commit throws ``StaleDeviceKeys`` (it then
+    /// forgets what it remembers and starts again, reading keys from the file).
     private static func writeKnownDevices(_ known: [(key: Int64, change: Int)], of devices: [DeviceChange],
-                                          into db: Database) throws {
+                                          into connection: inout Connection) throws {
+        guard !known.isEmpty else { return }
         var known = known
         if zip(known, known.dropFirst()).contains(where: { $0.key > $1.key }) {
             // Sorted as single integers (key above, position below) where they fit: a third of the cost
@@ -216,54 +220,38 @@ extension SQLiteGeofencingStore {
                 known.sort { $0.key < $1.key }
             }
         }
-        try forEachRowGroup(of: known.count, deviceUpsert, in: db) { upsert, group, texts in
-            for row in 0..<group.count {
-                let (key, change) = known[group.lowerBound + row]
-                let base = Int32(7 * row)
-                upsert.bind(key, at: base + 1)
-                bind(devices, change, to: upsert, texts: &texts, from: base)
+        let db = connection.db
+        let writer = DeviceStateWriter(db)
+        defer { writer.close() }
+        for (key, change) in known {
+            guard try writer.write(devices[change].snapshot, key: key) == .written else { throw StaleDeviceKeys() }
+        }
+        // The handle is closed before the instant visits' updates change the same rows.
+        writer.close()
+        if connection.instantVisitKeys == nil {
+            var keys = Set<Int64>()
+            let stored = try db.statement(literal: "SELECT key FROM device WHERE instant_visits IS NOT NULL")
+            defer { stored.reset() }
+            while try stored.step() { keys.insert(stored.int64(0)) }
+            connection.instantVisitKeys = keys
+        }
+        for (key, change) in known {
+            let visits = devices[change].snapshot.instantVisits
+            guard !visits.isEmpty || connection.instantVisitKeys!.contains(key) else { continue }
+            let update = try db.statement(literal: "UPDATE device SET instant_visits = ? WHERE key = ?")
+            update.bind(visits.isEmpty ? nil : InstantVisitCodec.encode(visits), at: 1)
+            update.bind(key, at: 2)
+            try update.execute()
+            if visits.isEmpty {
+                connection.instantVisitKeys!.remove(key)
+            } else {
+                connection.instantVisitKeys!.insert(key)
             }
-            db.lastInsertRowID = 0
-            let result = Result { () throws(DatabaseError) in try upsert.execute(binding: texts) }
-            // The only constraint a row of known values can fail: an insert of an id that has a row.
-            if case .failure(let error) = result, error.resultCode.primary == .constraint { throw StaleDeviceKeys() }
-            try result.get()
-            guard db.changes == group.count, db.lastInsertRowID == 0 else { throw StaleDeviceKeys() }
         }
     }
 
     /// A remembered device key named a row of another device or no row (``writeKnownDevices(_:of:into:)``).
     struct StaleDeviceKeys: Error {}
-
-    /// Binds the columns of `devices[change]`'s snapshot to parameters `base` + 2 … `base` + 7 of a device
-    /// upsert or insert (the key, `base` + 1, is the caller's): the numbers directly, the id appended to
-    /// `texts`. Read field by field where the snapshot lies: a snapshot passed as an argument was copied.
-    @inline(__always)
-    private static func bind(_ devices: [DeviceChange], _ change: Int, to statement: Statement,
-                             texts: inout TextParameters, from base: Int32) {
-        texts.append(devices[change].snapshot.device.rawValue, at: base + 2)
-        statement.bind(devices[change].snapshot.lastTime, at: base + 3)
-        statement.bind(devices[change].snapshot.lastCoordinate.latitude, at: base + 4)
-        statement.bind(devices[change].snapshot.lastCoordinate.longitude, at: base + 5)
-        statement.bind(Int64(bitPattern: devices[change].snapshot.updateCount), at: base + 6)
-        // NULL for none, the usual case; copied by SQLite otherwise (bound until the statement runs).
-        statement.bind(devices[change].snapshot.instantVisits.isEmpty
-                       ? nil : InstantVisitCodec.encode(devices[change].snapshot.instantVisits), at: base + 7)
-    }
-
-    /// A known device's row, by key: row *r* (from 0) in parameters 7·*r* + 1 key, + 2 id, + 3 time,
-    /// + 4 latitude, + 5 longitude, + 6 count, + 7 instant visits. Only a row that holds the same id is
-    /// changed (`WHERE`); SQLite overwrites it in place, and the id's index is not touched (the id is
-    /// not set). Several rows a statement as ``eventInsert``; in C against the same SQLite, ≈ 4,800
-    /// instructions a row with eight rows, ≈ 4,200 with 40, ≈ 6,400 with one.
-    private static let deviceUpsert = RowGroupSQL(
-        head: "INSERT OR FAIL INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits) VALUES",
-        row: "(?, ?, ?, ?, ?, ?, ?)",
-        tail: """
-            ON CONFLICT (key) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
-                longitude = excluded.longitude, update_count = excluded.update_count, instant_visits = excluded.instant_visits
-            WHERE id = excluded.id
-            """)
 
     /// The event log's insert: row *r* (from 0) in parameters 16·*r* + 1 … 16·*r* + 16, the columns in
     /// this order.

@@ -22,6 +22,9 @@ extension SQLiteGeofencingStore {
         var optionRows: Bool?
         /// The integer key (`device.key`) of devices the store has read or written.
         var deviceKeys: [DeviceID: Int64] = [:]
+        /// The keys of the device rows whose `instant_visits` is not NULL, when known: only those rows,
+        /// and the devices that have instant visits now, need that column written by a commit.
+        var instantVisitKeys: Set<Int64>?
         /// Whether ``deviceKeys`` holds every device of the file (after a load, and as long as nothing
         /// is forgotten): a device it lacks then has no row, and is inserted without looking for one.
         var deviceKeysComplete = false
@@ -36,6 +39,7 @@ extension SQLiteGeofencingStore {
             lastEventSequence = nil
             optionRows = nil
             deviceKeys = [:]
+            instantVisitKeys = nil
             deviceKeysComplete = false
         }
 

@@ -7,9 +7,9 @@ import PerimeterTestSupport
 import Testing
 @testable import PerimeterSQLite
 
-/// Known devices' rows are written up to 32 per statement in key order, each an upsert that changes only
-/// a row holding the same id; a remembered key that names another device's row or no row is caught and
-/// the commit starts again with keys read from the file.
+/// Known devices' state is written in place in key order, each row's id check read first; presence rows
+/// up to 32 per statement; a remembered key that names another device's row or no row is caught and the
+/// commit starts again with keys read from the file.
 @Suite("SQLite store: device rows")
 struct DeviceRowTests {
     static let fences: [FenceID] = ["park", "zoo", "é-garden"]
@@ -96,13 +96,14 @@ struct DeviceRowTests {
         }
         // Each case alone (the commit that catches one starts again with every key read from the file,
         // which would mend the others too): the remembered keys made wrong after a load, then a commit of
-        // all 44 devices (one statement of 32 rows, one of eight, four of one) and the ghost when it is named.
+        // all 44 devices (their presence in one statement of 32 rows, one of eight, four of one) and the
+        // ghost when it is named.
         let cases: [(wrong: [DeviceID: Int64], ghost: Bool)] = [
-            (["d0": 2, "d1": 1], false),  // rows of other devices (the 32-row statement)
-            (["d32": 34, "d33": 33], false),  // the same in the eight-row statement
-            (["d42": 44, "d43": 43], false),  // the same in one-row statements
-            (["d2": 99], false),  // a free key, the id has a row: the insert fails its UNIQUE constraint
-            (["ghost": 50], true),  // a free key, the id has no row: the insert succeeds and is caught
+            (["d0": 2, "d1": 1], false),  // rows of other devices: their id checks differ
+            (["d32": 34, "d33": 33], false),  // the same further on
+            (["d42": 44, "d43": 43], false),  // the same at the end
+            (["d2": 99], false),  // a free key, the id has a row: no row to open
+            (["ghost": 50], true),  // a free key, the id has no row: no row to open either
         ]
         var time = 10.0
         var expected = ids
