@@ -21,11 +21,8 @@ enum DeviceStateCodec {
     /// identifier (two ids may share it; a key is only trusted when it was read or written for the id).
     static func idCheck(_ id: DeviceID) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        var text = id.rawValue
-        text.withUTF8 { bytes in
-            for byte in bytes {
-                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            }
+        for byte in id.rawValue.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }
         return hash
     }
@@ -75,15 +72,14 @@ enum DeviceStateCodec {
 /// written. Measured in C against the same SQLite (1,000 devices, 10 commits, 1 KiB pages): ≈ 1,200
 /// instructions a device, commit included, where the 32-row upsert it replaces took ≈ 6,100.
 ///
-/// The handle must be closed (``close()``) before any other statement changes a device row: SQLite
-/// expires it then.
-final class DeviceStateWriter {
+/// The handle must be closed (``close()``) before any other statement changes a device row (SQLite
+/// expires it then), and before the writer goes away: a struct, so that each use of the handle is not
+/// an exclusivity check on a class's property.
+struct DeviceStateWriter {
     private let db: Database
     private var blob: OpaquePointer?
 
     init(_ db: Database) { self.db = db }
-
-    deinit { close() }
 
     /// What ``write(_:key:)`` found.
     enum Outcome {
@@ -93,10 +89,10 @@ final class DeviceStateWriter {
         case staleKey
     }
 
-    /// Overwrites the values of the row `key` with `snapshot`'s, after checking that the row is
-    /// `snapshot`'s device's.
+    /// Overwrites the values of the row `key` with those of `devices[change]`'s snapshot, after checking
+    /// that the row is its device's. The snapshot is read where it lies (passed alone, it was copied).
     /// - Throws: `DatabaseError` for anything else SQLite refuses, and for a column of the wrong size.
-    func write(_ snapshot: DetectionEngine.DeviceSnapshot, key: Int64) throws(DatabaseError) -> Outcome {
+    mutating func write(_ devices: [DeviceChange], _ change: Int, key: Int64) throws(DatabaseError) -> Outcome {
         let code: Int32
         if let blob {
             code = sqlite3_blob_reopen(blob, key)
@@ -126,16 +122,16 @@ final class DeviceStateWriter {
         var check: UInt64 = 0
         let read = sqlite3_blob_read(blob, &check, 8, 0)
         guard read == SQLITE_OK else { throw db.error(read) }
-        guard UInt64(littleEndian: check) == DeviceStateCodec.idCheck(snapshot.device) else { return .staleKey }
-        let written = DeviceStateCodec.withValues(of: snapshot) { values in
+        guard UInt64(littleEndian: check) == DeviceStateCodec.idCheck(devices[change].snapshot.device) else { return .staleKey }
+        let written = DeviceStateCodec.withValues(of: devices[change].snapshot) { values in
             sqlite3_blob_write(blob, values.baseAddress, Int32(values.count), Int32(DeviceStateCodec.valuesOffset))
         }
         guard written == SQLITE_OK else { throw db.error(written) }
         return .written
     }
 
-    /// Releases the handle (also done on deinit).
-    func close() {
+    /// Releases the handle.
+    mutating func close() {
         if let blob { sqlite3_blob_close(blob) }
         blob = nil
     }
