@@ -85,6 +85,7 @@ extension SQLiteGeofencingStore {
                 try statement.execute()
             }
             connection.deviceKeys[device] = nil
+            connection.keysByNumber = []
             connection.instantVisitKeys?.remove(key)
         }
 
@@ -100,7 +101,7 @@ extension SQLiteGeofencingStore {
             for (index, change) in changes.devices.enumerated() {
                 let snapshot = change.snapshot
                 let key: Int64
-                if let remembered = try connection.key(of: snapshot.device) {
+                if let remembered = try connection.key(of: snapshot.device, number: change.deviceNumber) {
                     key = remembered
                     known.append((remembered, index))
                 } else {
@@ -114,6 +115,7 @@ extension SQLiteGeofencingStore {
                     try insert.execute()
                     key = db.lastInsertRowID
                     connection.deviceKeys[snapshot.device] = key
+                    connection.remember(key, of: snapshot.device, number: change.deviceNumber)
                     if !snapshot.instantVisits.isEmpty { connection.instantVisitKeys?.insert(key) }
                 }
 

@@ -76,6 +76,61 @@ struct DeviceRowTests {
         #expect(try store.load().devices == memory.load().devices)
     }
 
+    @Test("random commits with device numbers — a service's own, another's, none — forgotten and reopened: the SQLite store loads what the in-memory store loads",
+          arguments: [SQLiteGeofencingStore.LockingMode.shared, .exclusive])
+    func deviceNumbers(mode: SQLiteGeofencingStore.LockingMode) throws {
+        var random = SplitMix64(seed: mode == .shared ? 1_818 : 8_181)
+        let ids = (0..<80).map { DeviceID($0 % 5 == 0 ? "dév-\($0)" : "d\($0)") }
+        let folder = TemporaryFolder()
+        let path = folder.path("numbers.sqlite")
+        var store = try SQLiteGeofencingStore(path: path, lockingMode: mode)
+        defer { store.close() }
+        let memory = InMemoryGeofencingStore()
+        var numbering = Array(0..<80)
+        var usedNumbers = false
+        for round in 0..<60 {
+            // Every ten rounds another numbering: a service's dense one, one that numbers the ids
+            // otherwise (a restarted or another service: each number now names another device), none.
+            if round % 10 == 0 { numbering.shuffle(using: &random) }
+            let numbered = round % 30 < 20
+            var changes = StoreChanges()
+            if round > 5, random.next() % 4 == 0 {
+                changes.forgottenDevices = (0..<Int(random.next() % 3 + 1)).map { _ in ids[Int(random.next() % 80)] }
+            }
+            var chosen = Set<Int>()
+            for _ in 0..<Int(random.next() % 71) { chosen.insert(Int(random.next() % 80)) }
+            changes.devices = chosen.sorted().shuffled(using: &random).map { i in
+                var change = DeviceChange(snapshot: Self.randomSnapshot(ids[i], &random), presenceChanged: true)
+                if numbered { change.deviceNumber = Int32(numbering[i]) }
+                return change
+            }
+            guard !changes.isEmpty else { continue }
+            try store.commit(changes)
+            try memory.commit(changes)
+            switch random.next() % 8 {
+            case 0:
+                store.close()
+                store = try SQLiteGeofencingStore(path: path, lockingMode: mode)
+            case 1:
+                #expect(try store.load().devices == memory.load().devices, "round \(round)")
+            default:
+                // What the numbers remember is what the file holds: each entry's key is its id's row.
+                let (entries, rows) = try store.owner.withConnection("testing") { connection in
+                    let rows = try connection.db.statement("SELECT key, id FROM device")
+                    var file: [Int64: String] = [:]
+                    while try rows.step() { file[rows.int64(0)] = rows.string(1) }
+                    return (connection.keysByNumber.compactMap { $0 }, file)
+                }
+                #expect(entries.allSatisfy { rows[$0.key] == $0.device.rawValue }, "round \(round)")
+                if numbered { usedNumbers = usedNumbers || !entries.isEmpty }
+            }
+        }
+        #expect(usedNumbers, "keys were remembered by number")
+        #expect(try store.load().devices == memory.load().devices)
+        let numbers = try store.owner.withConnection("testing") { connection in connection.keysByNumber.compactMap { $0 }.count }
+        #expect(numbers == 0, "the load forgot the numbers")
+    }
+
     @Test("remembered keys that name another device's row or no row: every device's state lands in its own row",
           arguments: [SQLiteGeofencingStore.LockingMode.shared, .exclusive])
     func staleKeys(mode: SQLiteGeofencingStore.LockingMode) throws {
