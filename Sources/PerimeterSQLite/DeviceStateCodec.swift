@@ -20,11 +20,15 @@ enum DeviceStateCodec {
     /// FNV-1a (64 bits) of the id's UTF-8: a check that the row holds the device meant, not an
     /// identifier (two ids may share it; a key is only trusted when it was read or written for the id).
     static func idCheck(_ id: DeviceID) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in id.rawValue.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        func fnv1a<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in bytes {
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            }
+            return hash
         }
-        return hash
+        // A native string's bytes in place; others byte by byte.
+        return id.rawValue.utf8.withContiguousStorageIfAvailable(fnv1a) ?? fnv1a(id.rawValue.utf8)
     }
 
     /// The 32 bytes after the id check: time, latitude, longitude and update count.
