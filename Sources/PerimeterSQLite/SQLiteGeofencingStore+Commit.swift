@@ -1,5 +1,6 @@
 import Foundation
 import PerimeterEngine
+import PerimeterFences
 import PerimeterGeoJSON
 import PerimeterService
 
@@ -84,42 +85,52 @@ extension SQLiteGeofencingStore {
                 try statement.execute()
             }
             connection.deviceKeys[device] = nil
+            connection.keysByNumber = []
+            connection.instantVisitKeys?.remove(key)
         }
 
         if !changes.devices.isEmpty {
-            // Known devices (the usual case) are written after this loop, in key order and up to 32 rows
-            // per statement (`writeKnownDevices`); a new one is inserted here with the next key (the rowid SQLite
+            // Known devices (the usual case) are written after this loop, in key order, their state in
+            // place (`writeKnownDevices`); a new one is inserted here with the next key (the rowid SQLite
             // gives: the largest plus one, so keys keep the order of first appearance) and remembered.
             var known: [(key: Int64, change: Int)] = []
             known.reserveCapacity(changes.devices.count)
             // Presence rows to write, after this loop (the deletes run in it, before them).
             var presenceUpserts: [PresenceUpsert] = []
-            for (index, change) in changes.devices.enumerated() {
-                let snapshot = change.snapshot
+            var presenceDeletes = PresenceDeletes()
+            // By index, each field read where it lies: a `DeviceChange` taken out of the array is a copy
+            // of the snapshot's references, retained and released (≈ 400 instructions a device).
+            for index in changes.devices.indices {
+                let device = changes.devices[index].snapshot.device
                 let key: Int64
-                if let remembered = try connection.key(of: snapshot.device) {
+                if let remembered = try connection.key(of: device, number: changes.devices[index].deviceNumber) {
                     key = remembered
                     known.append((remembered, index))
                 } else {
+                    let snapshot = changes.devices[index].snapshot
                     let insert = try db.statement(literal: """
-                        INSERT INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits)
-                        VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7)
+                        INSERT INTO device (key, id, state, instant_visits) VALUES (NULL, ?, ?, ?)
                         """)
-                    var texts = TextParameters()
-                    bind(changes.devices, index, to: insert, texts: &texts, from: 0)
-                    try insert.execute(binding: texts)
+                    insert.bind(device.rawValue, at: 1)
+                    insert.bind(DeviceStateCodec.encode(snapshot), at: 2)
+                    // NULL for none, the usual case.
+                    insert.bind(snapshot.instantVisits.isEmpty ? nil : InstantVisitCodec.encode(snapshot.instantVisits), at: 3)
+                    try insert.execute()
                     key = db.lastInsertRowID
-                    connection.deviceKeys[snapshot.device] = key
+                    connection.deviceKeys[device] = key
+                    connection.remember(key, of: device, number: changes.devices[index].deviceNumber)
+                    if !snapshot.instantVisits.isEmpty { connection.instantVisitKeys?.insert(key) }
                 }
 
                 // Devices without option state only need a delete when some device has a row (rare).
-                if snapshot.options != nil || snapshot.stream != nil {
+                if changes.devices[index].snapshot.options != nil || changes.devices[index].snapshot.stream != nil {
                     let upsert = try db.statement(literal: """
                         INSERT INTO device_option (device, state) VALUES (?, ?)
                         ON CONFLICT (device) DO UPDATE SET state = excluded.state
                         """)
                     upsert.bind(key, at: 1)
-                    try upsert.execute(binding: OptionStateCodec.encode(options: snapshot.options, stream: snapshot.stream), at: 2)
+                    try upsert.execute(binding: OptionStateCodec.encode(options: changes.devices[index].snapshot.options,
+                                                                        stream: changes.devices[index].snapshot.stream), at: 2)
                     connection.optionRows = true
                 } else {
                     if connection.optionRows == nil {
@@ -131,11 +142,12 @@ extension SQLiteGeofencingStore {
                         try delete.execute()
                     }
                 }
-                guard change.presenceChanged else { continue }
-                try writePresence(of: snapshot, change: index, key: key, stored: change.storedMemberships,
-                                  into: db, upserts: &presenceUpserts)
+                guard changes.devices[index].presenceChanged else { continue }
+                try writePresence(of: changes.devices[index].snapshot, change: index, key: key,
+                                  stored: changes.devices[index].storedMemberships,
+                                  into: db, deletes: &presenceDeletes, upserts: &presenceUpserts)
             }
-            try writeKnownDevices(known, of: changes.devices, into: db)
+            try writeKnownDevices(known, of: changes.devices, into: &connection)
             try writePresenceUpserts(presenceUpserts, of: changes.devices, into: db)
         }
 
@@ -156,9 +168,13 @@ extension SQLiteGeofencingStore {
                         throw GeofencingError(.storageFailure, "event sequence \(logged.sequence) leaves a gap after \(expected - 1)")
                     }
                     expected += 1
-                    bind(logged, to: insert, texts: &texts, from: Int32(16 * row), writer: writer)
+                    bind(logged, to: insert, texts: &texts, from: Int32(15 * row), writer: writer)
                 }
                 try insert.execute(binding: texts)
+                // The rows took the largest sequence plus one each: the group's last must be its event's.
+                guard db.lastInsertRowID == expected - 1 else {
+                    throw GeofencingError(.storageFailure, "event sequence \(expected - 1) was stored as \(db.lastInsertRowID); is another service writing to this store?")
+                }
             }
             connection.lastEventSequence = expected - 1
         }
@@ -194,16 +210,17 @@ extension SQLiteGeofencingStore {
         }
     }
 
-    /// Writes the rows of devices that have one, `known` giving each one's key and its place in
-    /// `changes`: in key order (neighbouring rows share pages), up to 32 rows per statement.
+    /// Writes the state of devices that have a row, `known` giving each one's key and its place in
+    /// `changes`, in key order (neighbouring rows share pages): each row's `state` BLOB overwritten in
+    /// place (``DeviceStateWriter``), then the instant visits of the devices that have some now or had
+    /// some stored (rare; NULL otherwise, and then not written).
     ///
-    /// Each row is an upsert by key that changes the row only when it holds the same id, and a row
-    /// whose key is free would be inserted: either outcome means the key was remembered wrongly
-    /// (never expected; see ``Connection``), so every statement checks that it changed exactly its
-    /// rows and inserted none, and throws ``StaleDeviceKeys`` otherwise (the commit then forgets what
-    /// it remembers and starts again, reading keys from the file).
+    /// A row whose key is free, or whose id check is another device's, means the key was remembered
+    /// wrongly (never expected; see ``Connection``): the commit throws ``StaleDeviceKeys`` (it then
+    /// forgets what it remembers and starts again, reading keys from the file).
     private static func writeKnownDevices(_ known: [(key: Int64, change: Int)], of devices: [DeviceChange],
-                                          into db: Database) throws {
+                                          into connection: inout Connection) throws {
+        guard !known.isEmpty else { return }
         var known = known
         if zip(known, known.dropFirst()).contains(where: { $0.key > $1.key }) {
             // Sorted as single integers (key above, position below) where they fit: a third of the cost
@@ -216,57 +233,43 @@ extension SQLiteGeofencingStore {
                 known.sort { $0.key < $1.key }
             }
         }
-        try forEachRowGroup(of: known.count, deviceUpsert, in: db) { upsert, group, texts in
-            for row in 0..<group.count {
-                let (key, change) = known[group.lowerBound + row]
-                let base = Int32(7 * row)
-                upsert.bind(key, at: base + 1)
-                bind(devices, change, to: upsert, texts: &texts, from: base)
+        let db = connection.db
+        var writer = DeviceStateWriter(db)
+        defer { writer.close() }
+        for (key, change) in known {
+            guard try writer.write(devices, change, key: key) == .written else { throw StaleDeviceKeys() }
+        }
+        // The handle is closed before the instant visits' updates change the same rows.
+        writer.close()
+        if connection.instantVisitKeys == nil {
+            var keys = Set<Int64>()
+            let stored = try db.statement(literal: "SELECT key FROM device WHERE instant_visits IS NOT NULL")
+            defer { stored.reset() }
+            while try stored.step() { keys.insert(stored.int64(0)) }
+            connection.instantVisitKeys = keys
+        }
+        for (key, change) in known {
+            let visits = devices[change].snapshot.instantVisits
+            guard !visits.isEmpty || connection.instantVisitKeys!.contains(key) else { continue }
+            let update = try db.statement(literal: "UPDATE device SET instant_visits = ? WHERE key = ?")
+            update.bind(visits.isEmpty ? nil : InstantVisitCodec.encode(visits), at: 1)
+            update.bind(key, at: 2)
+            try update.execute()
+            if visits.isEmpty {
+                connection.instantVisitKeys!.remove(key)
+            } else {
+                connection.instantVisitKeys!.insert(key)
             }
-            db.lastInsertRowID = 0
-            let result = Result { () throws(DatabaseError) in try upsert.execute(binding: texts) }
-            // The only constraint a row of known values can fail: an insert of an id that has a row.
-            if case .failure(let error) = result, error.resultCode.primary == .constraint { throw StaleDeviceKeys() }
-            try result.get()
-            guard db.changes == group.count, db.lastInsertRowID == 0 else { throw StaleDeviceKeys() }
         }
     }
 
     /// A remembered device key named a row of another device or no row (``writeKnownDevices(_:of:into:)``).
     struct StaleDeviceKeys: Error {}
 
-    /// Binds the columns of `devices[change]`'s snapshot to parameters `base` + 2 … `base` + 7 of a device
-    /// upsert or insert (the key, `base` + 1, is the caller's): the numbers directly, the id appended to
-    /// `texts`. Read field by field where the snapshot lies: a snapshot passed as an argument was copied.
-    @inline(__always)
-    private static func bind(_ devices: [DeviceChange], _ change: Int, to statement: Statement,
-                             texts: inout TextParameters, from base: Int32) {
-        texts.append(devices[change].snapshot.device.rawValue, at: base + 2)
-        statement.bind(devices[change].snapshot.lastTime, at: base + 3)
-        statement.bind(devices[change].snapshot.lastCoordinate.latitude, at: base + 4)
-        statement.bind(devices[change].snapshot.lastCoordinate.longitude, at: base + 5)
-        statement.bind(Int64(bitPattern: devices[change].snapshot.updateCount), at: base + 6)
-        // NULL for none, the usual case; copied by SQLite otherwise (bound until the statement runs).
-        statement.bind(devices[change].snapshot.instantVisits.isEmpty
-                       ? nil : InstantVisitCodec.encode(devices[change].snapshot.instantVisits), at: base + 7)
-    }
-
-    /// A known device's row, by key: row *r* (from 0) in parameters 7·*r* + 1 key, + 2 id, + 3 time,
-    /// + 4 latitude, + 5 longitude, + 6 count, + 7 instant visits. Only a row that holds the same id is
-    /// changed (`WHERE`); SQLite overwrites it in place, and the id's index is not touched (the id is
-    /// not set). Several rows a statement as ``eventInsert``; in C against the same SQLite, ≈ 4,800
-    /// instructions a row with eight rows, ≈ 4,200 with 40, ≈ 6,400 with one.
-    private static let deviceUpsert = RowGroupSQL(
-        head: "INSERT OR FAIL INTO device (key, id, last_time, latitude, longitude, update_count, instant_visits) VALUES",
-        row: "(?, ?, ?, ?, ?, ?, ?)",
-        tail: """
-            ON CONFLICT (key) DO UPDATE SET last_time = excluded.last_time, latitude = excluded.latitude,
-                longitude = excluded.longitude, update_count = excluded.update_count, instant_visits = excluded.instant_visits
-            WHERE id = excluded.id
-            """)
-
-    /// The event log's insert: row *r* (from 0) in parameters 16·*r* + 1 … 16·*r* + 16, the columns in
-    /// this order.
+    /// The event log's insert: row *r* (from 0) in parameters 15·*r* + 1 … 15·*r* + 15, the columns in
+    /// this order. The sequence is not bound: SQLite gives each row the largest plus one (`sequence` is
+    /// the rowid), which the commit has checked to be the first event's and checks after each
+    /// statement; an explicit rowid costs a look-up for an existing row (≈ 700 instructions a row in C).
     ///
     /// SQLite sets up and tears down a statement for every step (its cursor, its registers' memory):
     /// per row of the one-row insert ≈ 6,500 instructions, ≈ 4,800 with eight rows per step, ≈ 4,600
@@ -275,37 +278,36 @@ extension SQLiteGeofencingStore {
     /// commit back anyway.
     private static let eventInsert = RowGroupSQL(
         head: """
-            INSERT OR FAIL INTO event (sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
+            INSERT OR FAIL INTO event (id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
                 observed_at, reason, fence_name, grp, properties, message) VALUES
             """,
-        row: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        row: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         tail: "")
 
-    /// Binds `logged`'s columns to parameters `base` + 1 … `base` + 16 of an event insert: the numbers
+    /// Binds `logged`'s columns but its sequence to parameters `base` + 1 … `base` + 15 of an event insert: the numbers
     /// directly, the texts appended to `texts` (bound when the statement runs).
     private static func bind(_ logged: GeofencingEvent, to insert: Statement, texts: inout TextParameters, from base: Int32,
                              writer: JSONWriter) {
         let event = logged.event
-        insert.bind(logged.sequence, at: base + 1)
-        insert.bind(event.time.timeIntervalSinceReferenceDate, at: base + 7)
-        insert.bind(event.coordinate.latitude, at: base + 8)
-        insert.bind(event.coordinate.longitude, at: base + 9)
-        insert.bind(event.timeInside, at: base + 10)
-        insert.bind(event.observedAt.timeIntervalSinceReferenceDate, at: base + 11)
-        texts.append(at: base + 2) { event.appendIDUTF8(to: &$0) }
-        texts.append(at: base + 3) { event.appendVisitIDUTF8(to: &$0) }
-        texts.append(event.kind.rawValue, at: base + 4)
-        texts.append(event.fence.rawValue, at: base + 5)
-        texts.append(event.device.rawValue, at: base + 6)
-        texts.append(event.reason.rawValue, at: base + 12)
-        texts.append(logged.fenceName, at: base + 13)
-        texts.append(logged.group, at: base + 14)
+        insert.bind(event.time.timeIntervalSinceReferenceDate, at: base + 6)
+        insert.bind(event.coordinate.latitude, at: base + 7)
+        insert.bind(event.coordinate.longitude, at: base + 8)
+        insert.bind(event.timeInside, at: base + 9)
+        insert.bind(event.observedAt.timeIntervalSinceReferenceDate, at: base + 10)
+        texts.append(at: base + 1) { event.appendIDUTF8(to: &$0) }
+        texts.append(at: base + 2) { event.appendVisitIDUTF8(to: &$0) }
+        texts.append(event.kind.rawValue, at: base + 3)
+        texts.append(event.fence.rawValue, at: base + 4)
+        texts.append(event.device.rawValue, at: base + 5)
+        texts.append(event.reason.rawValue, at: base + 11)
+        texts.append(logged.fenceName, at: base + 12)
+        texts.append(logged.group, at: base + 13)
         if logged.properties.isEmpty {
-            texts.append(nil, at: base + 15)
+            texts.append(nil, at: base + 14)
         } else {
-            texts.append(at: base + 15) { writer.write(.object(logged.properties), into: &$0) }
+            texts.append(at: base + 14) { writer.write(.object(logged.properties), into: &$0) }
         }
-        texts.append(logged.message, at: base + 16)
+        texts.append(logged.message, at: base + 15)
     }
 
     /// Makes the presence rows of `snapshot`'s device its memberships: deletes the rows it no longer
@@ -315,14 +317,11 @@ extension SQLiteGeofencingStore {
     /// instead of all of the device's rows; otherwise the rows are deleted and written again.
     private static func writePresence(of snapshot: DetectionEngine.DeviceSnapshot, change: Int, key device: Int64,
                                       stored: [DetectionEngine.MembershipSnapshot]?, into db: Database,
-                                      upserts: inout [PresenceUpsert]) throws {
+                                      deletes: inout PresenceDeletes, upserts: inout [PresenceUpsert]) throws {
         let memberships = snapshot.memberships
         if let stored {
             for old in stored where !memberships.contains(where: { $0.fence == old.fence }) {
-                let delete = try db.statement(literal: "DELETE FROM presence WHERE device = ? AND fence = ?")
-                delete.bind(device, at: 1)
-                delete.bind(old.fence.rawValue, at: 2)
-                try delete.execute()
+                try deletes.delete(device: device, fence: old.fence, in: db)
             }
         } else {
             let clear = try db.statement(literal: "DELETE FROM presence WHERE device = ?")
@@ -332,6 +331,22 @@ extension SQLiteGeofencingStore {
         // An upsert: with `stored` known, a changed membership (a dwell fell due) has its row already.
         for (k, m) in memberships.enumerated() where !(stored?.contains(m) ?? false) {
             upserts.append(PresenceUpsert(key: device, change: change, membership: k))
+        }
+    }
+
+    /// A commit's deletes of single presence rows (an exit each): the statement found once, the fence
+    /// id bound without a copy (a look-up and a copied text cost ≈ 1,400 instructions a row).
+    struct PresenceDeletes {
+        private var statement: Statement?
+        private var texts = TextParameters()
+
+        mutating func delete(device: Int64, fence: FenceID, in db: Database) throws {
+            if statement == nil { statement = try db.statement(literal: "DELETE FROM presence WHERE device = ? AND fence = ?") }
+            let delete = statement!
+            delete.bind(device, at: 1)
+            texts.removeAll()
+            texts.append(fence.rawValue, at: 2)
+            try delete.execute(binding: texts)
         }
     }
 

@@ -18,7 +18,7 @@ extension SQLiteGeofencingStore {
             do {
                 connection.forget()
                 let dataVersion = try db.integer(literal: "PRAGMA data_version")
-                let state = try Self.load(db, keys: &connection.deviceKeys)
+                let state = try Self.load(db, keys: &connection.deviceKeys, instantVisitKeys: &connection.instantVisitKeys)
                 try db.execute("COMMIT")
                 connection.deviceKeysComplete = true
                 connection.dataVersion = dataVersion
@@ -32,7 +32,8 @@ extension SQLiteGeofencingStore {
         }
     }
 
-    private static func load(_ db: Database, keys: inout [DeviceID: Int64]) throws -> StoredState {
+    private static func load(_ db: Database, keys: inout [DeviceID: Int64], instantVisitKeys: inout Set<Int64>?) throws -> StoredState {
+        var withInstantVisits = Set<Int64>()
         var state = StoredState()
         let fences = try db.statement("""
             SELECT id, position, feature, grp, name, dwell_time, expires_at, added_sequence FROM fence ORDER BY position
@@ -62,18 +63,18 @@ extension SQLiteGeofencingStore {
         while try options.step() {
             optionStates[options.int64(0)] = options.blob(1)
         }
-        let devices = try db.statement("SELECT key, id, last_time, latitude, longitude, update_count, instant_visits FROM device ORDER BY key")
+        let devices = try db.statement("SELECT key, id, state, instant_visits FROM device ORDER BY key")
         while try devices.step() {
             let key = devices.int64(0)
             let id = DeviceID(devices.string(1))
+            let values = try DeviceStateCodec.decode(devices.blob(2), device: id)
             var snapshot = DetectionEngine.DeviceSnapshot(
-                device: id, lastTime: devices.double(2),
-                lastCoordinate: Coordinate(latitude: devices.double(3), longitude: devices.double(4)),
-                updateCount: UInt64(bitPattern: devices.int64(5)),
+                device: id, lastTime: values.lastTime, lastCoordinate: values.coordinate, updateCount: values.updateCount,
                 memberships: (memberships.removeValue(forKey: key) ?? []).sorted { $0.fence < $1.fence })
-            if !devices.isNull(6) {
+            if !devices.isNull(3) {
+                withInstantVisits.insert(key)
                 do {
-                    snapshot.instantVisits = try InstantVisitCodec.decode(devices.blob(6))
+                    snapshot.instantVisits = try InstantVisitCodec.decode(devices.blob(3))
                 } catch {
                     throw GeofencingError(.incompatibleStorage, "the stored instant visits of device \(id) cannot be read (\(error)); the database is damaged")
                 }
@@ -94,6 +95,7 @@ extension SQLiteGeofencingStore {
         if let orphan = optionStates.keys.min() {
             throw GeofencingError(.incompatibleStorage, "the store records option state for device key \(orphan) but no device row with that key; the database is inconsistent")
         }
+        instantVisitKeys = withInstantVisits
         let consent = try db.statement("SELECT device, granted FROM consent")
         while try consent.step() {
             state.deviceConsents[DeviceID(consent.string(0))] = consent.int64(1) != 0

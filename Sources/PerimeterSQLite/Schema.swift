@@ -1,3 +1,5 @@
+import PerimeterEngine
+import PerimeterGeometry
 import PerimeterService
 
 /// The store's schema and its migrations.
@@ -122,18 +124,65 @@ enum Schema {
         ALTER TABLE presence_v7 RENAME TO presence;
         ALTER TABLE device_option_v7 RENAME TO device_option;
         """,
+        // 8: what changes at every update of a device (time, position, update count) in one fixed-size
+        // BLOB, `state` (DeviceStateCodec), which a commit overwrites in place through SQLite's BLOB
+        // I/O rather than an upsert statement per row; it begins with a check of the device's id. The
+        // table is made here; `fillDeviceState` (see `steps`) copies the rows, then `deviceStateSwap`.
+        """
+        CREATE TABLE device_v8 (
+            key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, state BLOB NOT NULL, instant_visits BLOB);
+        """,
     ]
+
+    /// Migration 8's last part, after `fillDeviceState`: the new device table replaces the old one.
+    static let deviceStateSwap = """
+        DROP TABLE device;
+        ALTER TABLE device_v8 RENAME TO device;
+        """
 
     /// The migrations as steps for `useWriteAheadLogAndMigrate`: the SQL of ``migrations``, and before
     /// migration 7 a check that every presence and option row names a stored device (that migration
     /// joins them to the device table and would otherwise drop such rows without a word, where `load`
     /// of the older file reported the database inconsistent).
+    /// Migration 8 builds each row's `state` BLOB in Swift (SQLite 3.40 has no function that makes a
+    /// BLOB of a number's bytes).
     static var steps: [Migration] {
         migrations.enumerated().map { index, sql in
-            index == 6 ? Migration { db in
-                try orphanCheck(db)
-                try db.execute(sql)
-            } : .sql(sql)
+            switch index {
+            case 6:
+                Migration { db in
+                    try orphanCheck(db)
+                    try db.execute(sql)
+                }
+            case 7:
+                Migration { db in
+                    try db.execute(sql)
+                    try fillDeviceState(db)
+                    try db.execute(deviceStateSwap)
+                }
+            default:
+                .sql(sql)
+            }
+        }
+    }
+
+    /// Migration 8's copy: every row of the version-7 `device` table into `device_v8`, with the same
+    /// key, id and instant visits, and its time, position and update count as a `state` BLOB.
+    static func fillDeviceState(_ db: Database) throws {
+        let rows = try db.statement("SELECT key, id, last_time, latitude, longitude, update_count, instant_visits FROM device ORDER BY key")
+        defer { rows.reset() }
+        let insert = try db.statement("INSERT INTO device_v8 (key, id, state, instant_visits) VALUES (?, ?, ?, ?)")
+        while try rows.step() {
+            let id = DeviceID(rows.string(1))
+            let snapshot = DetectionEngine.DeviceSnapshot(
+                device: id, lastTime: rows.double(2),
+                lastCoordinate: Coordinate(latitude: rows.double(3), longitude: rows.double(4)),
+                updateCount: UInt64(bitPattern: rows.int64(5)), memberships: [])
+            insert.bind(rows.int64(0), at: 1)
+            insert.bind(id.rawValue, at: 2)
+            insert.bind(DeviceStateCodec.encode(snapshot), at: 3)
+            insert.bind(rows.isNull(6) ? nil : rows.blob(6), at: 4)
+            try insert.execute()
         }
     }
 

@@ -7,9 +7,9 @@ import PerimeterTestSupport
 import Testing
 @testable import PerimeterSQLite
 
-/// Known devices' rows are written up to 32 per statement in key order, each an upsert that changes only
-/// a row holding the same id; a remembered key that names another device's row or no row is caught and
-/// the commit starts again with keys read from the file.
+/// Known devices' state is written in place in key order, each row's id check read first; presence rows
+/// up to 32 per statement; a remembered key that names another device's row or no row is caught and the
+/// commit starts again with keys read from the file.
 @Suite("SQLite store: device rows")
 struct DeviceRowTests {
     static let fences: [FenceID] = ["park", "zoo", "é-garden"]
@@ -76,6 +76,61 @@ struct DeviceRowTests {
         #expect(try store.load().devices == memory.load().devices)
     }
 
+    @Test("random commits with device numbers — a service's own, another's, none — forgotten and reopened: the SQLite store loads what the in-memory store loads",
+          arguments: [SQLiteGeofencingStore.LockingMode.shared, .exclusive])
+    func deviceNumbers(mode: SQLiteGeofencingStore.LockingMode) throws {
+        var random = SplitMix64(seed: mode == .shared ? 1_818 : 8_181)
+        let ids = (0..<80).map { DeviceID($0 % 5 == 0 ? "dév-\($0)" : "d\($0)") }
+        let folder = TemporaryFolder()
+        let path = folder.path("numbers.sqlite")
+        var store = try SQLiteGeofencingStore(path: path, lockingMode: mode)
+        defer { store.close() }
+        let memory = InMemoryGeofencingStore()
+        var numbering = Array(0..<80)
+        var usedNumbers = false
+        for round in 0..<60 {
+            // Every ten rounds another numbering: a service's dense one, one that numbers the ids
+            // otherwise (a restarted or another service: each number now names another device), none.
+            if round % 10 == 0 { numbering.shuffle(using: &random) }
+            let numbered = round % 30 < 20
+            var changes = StoreChanges()
+            if round > 5, random.next() % 4 == 0 {
+                changes.forgottenDevices = (0..<Int(random.next() % 3 + 1)).map { _ in ids[Int(random.next() % 80)] }
+            }
+            var chosen = Set<Int>()
+            for _ in 0..<Int(random.next() % 71) { chosen.insert(Int(random.next() % 80)) }
+            changes.devices = chosen.sorted().shuffled(using: &random).map { i in
+                var change = DeviceChange(snapshot: Self.randomSnapshot(ids[i], &random), presenceChanged: true)
+                if numbered { change.deviceNumber = Int32(numbering[i]) }
+                return change
+            }
+            guard !changes.isEmpty else { continue }
+            try store.commit(changes)
+            try memory.commit(changes)
+            switch random.next() % 8 {
+            case 0:
+                store.close()
+                store = try SQLiteGeofencingStore(path: path, lockingMode: mode)
+            case 1:
+                #expect(try store.load().devices == memory.load().devices, "round \(round)")
+            default:
+                // What the numbers remember is what the file holds: each entry's key is its id's row.
+                let (entries, rows) = try store.owner.withConnection("testing") { connection in
+                    let rows = try connection.db.statement("SELECT key, id FROM device")
+                    var file: [Int64: String] = [:]
+                    while try rows.step() { file[rows.int64(0)] = rows.string(1) }
+                    return (connection.keysByNumber.compactMap { $0 }, file)
+                }
+                #expect(entries.allSatisfy { rows[$0.key] == $0.device.rawValue }, "round \(round)")
+                if numbered { usedNumbers = usedNumbers || !entries.isEmpty }
+            }
+        }
+        #expect(usedNumbers, "keys were remembered by number")
+        #expect(try store.load().devices == memory.load().devices)
+        let numbers = try store.owner.withConnection("testing") { connection in connection.keysByNumber.compactMap { $0 }.count }
+        #expect(numbers == 0, "the load forgot the numbers")
+    }
+
     @Test("remembered keys that name another device's row or no row: every device's state lands in its own row",
           arguments: [SQLiteGeofencingStore.LockingMode.shared, .exclusive])
     func staleKeys(mode: SQLiteGeofencingStore.LockingMode) throws {
@@ -96,13 +151,14 @@ struct DeviceRowTests {
         }
         // Each case alone (the commit that catches one starts again with every key read from the file,
         // which would mend the others too): the remembered keys made wrong after a load, then a commit of
-        // all 44 devices (one statement of 32 rows, one of eight, four of one) and the ghost when it is named.
+        // all 44 devices (their presence in one statement of 32 rows, one of eight, four of one) and the
+        // ghost when it is named.
         let cases: [(wrong: [DeviceID: Int64], ghost: Bool)] = [
-            (["d0": 2, "d1": 1], false),  // rows of other devices (the 32-row statement)
-            (["d32": 34, "d33": 33], false),  // the same in the eight-row statement
-            (["d42": 44, "d43": 43], false),  // the same in one-row statements
-            (["d2": 99], false),  // a free key, the id has a row: the insert fails its UNIQUE constraint
-            (["ghost": 50], true),  // a free key, the id has no row: the insert succeeds and is caught
+            (["d0": 2, "d1": 1], false),  // rows of other devices: their id checks differ
+            (["d32": 34, "d33": 33], false),  // the same further on
+            (["d42": 44, "d43": 43], false),  // the same at the end
+            (["d2": 99], false),  // a free key, the id has a row: no row to open
+            (["ghost": 50], true),  // a free key, the id has no row: no row to open either
         ]
         var time = 10.0
         var expected = ids

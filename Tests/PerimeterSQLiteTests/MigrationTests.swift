@@ -139,9 +139,14 @@ struct MigrationTests {
             reopened.close()
             // Undo, so that the second mode starts from the same migrated data.
             let db = try Database(path: path)
+            // The device's state as the migration wrote it (version 8: one BLOB).
+            let ant = try db.statement("UPDATE device SET state = ? WHERE id = 'ant'")
+            ant.bind(DeviceStateCodec.encode(DetectionEngine.DeviceSnapshot(
+                device: "ant", lastTime: 1001.5, lastCoordinate: Coordinate(latitude: 48, longitude: 3), updateCount: 1,
+                memberships: [])), at: 1)
+            try ant.execute()
             try db.execute("""
                 DELETE FROM device WHERE id = '\(next)'; DELETE FROM event WHERE sequence = 3;
-                UPDATE device SET last_time = 1001.5, update_count = 1 WHERE id = 'ant';
                 INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled)
                     VALUES ((SELECT key FROM device WHERE id = 'ant'), 'zoo', 1001.5, 2, 0);
                 UPDATE meta SET value = 6 WHERE key = 'processed_updates';
