@@ -297,6 +297,24 @@ struct ServiceCore {
         return work
     }
 
+    /// What the books hold as committed for device entry `e`: the stamp a commit may compare the engine's
+    /// presence with (`nil` when there is none, when the engine is another, or when the commit removes
+    /// fences — a stamp compares fence slots), and the memberships the store holds.
+    ///
+    /// Read by one `switch`: each read of a field through the array, or through optional chaining on a
+    /// copy, copied the whole optional (and released it).
+    @inline(__always)
+    private func committedPresence(_ e: Int, removesFences: Bool)
+        -> (stamp: DetectionEngine.PresenceStamp?, stored: [DetectionEngine.MembershipSnapshot]) {
+        switch books.committed[e] {
+        case .some(let committed):
+            return (!removesFences && committed.generation == engineGeneration ? committed.stamp : nil,
+                    committed.memberships)
+        case .none:
+            return (nil, [])
+        }
+    }
+
     /// The pending changes' touched devices as ``StoreChanges/devices`` of `work` (see ``takeChanges(listingDevices:)``).
     private mutating func listDeviceChanges(into work: inout CommitWork) {
         let removesFences = work.removesFences
@@ -315,18 +333,7 @@ struct ServiceCore {
         for number in pending.touched {
             let e = Int(number)
             let device = books.devices[e]
-            // Read once, by one switch: each read of a field through the array, or through optional
-            // chaining on a copy, copied the whole optional (and released it).
-            // A stamp compares fence slots: it holds while the engine is the same and keeps its fences.
-            let stamp: DetectionEngine.PresenceStamp?, stored: [DetectionEngine.MembershipSnapshot]
-            switch books.committed[e] {
-            case .some(let committed):
-                stamp = !removesFences && committed.generation == engineGeneration ? committed.stamp : nil
-                stored = committed.memberships
-            case .none:
-                stamp = nil
-                stored = []
-            }
+            let (stamp, stored) = committedPresence(e, removesFences: removesFences)
             // The memberships start as what the store holds, which the engine leaves when the presence is
             // the one stamped; the engine writes every other field.
             work.changes.devices[k].snapshot.memberships = stored
@@ -380,16 +387,7 @@ struct ServiceCore {
                 guard !written.presenceUnchanged else { continue }
                 work.presence.append((number, states.states[p].memberships, written.stamp))
             } else {
-                // As in `listDeviceChanges(into:)`: read by one switch.
-                let stamp: DetectionEngine.PresenceStamp?, stored: [DetectionEngine.MembershipSnapshot]
-                switch books.committed[e] {
-                case .some(let committed):
-                    stamp = !removesFences && committed.generation == generation ? committed.stamp : nil
-                    stored = committed.memberships
-                case .none:
-                    stamp = nil
-                    stored = []
-                }
+                let (stamp, stored) = committedPresence(e, removesFences: removesFences)
                 var state = DetectionEngine.DeviceSnapshot.unwritten(device: device, memberships: stored)
                 guard let written = engine.writeCommitSnapshot(of: device, handle: &books.handles[e], since: stamp,
                                                                into: &state) else { continue }
