@@ -60,7 +60,7 @@ extension DetectionEngine {
         var skip = 0
         let first = updates.baseAddress!
         for i in updates.indices {
-            // Read in place, its id by address (``process(deviceAt:time:coordinate:accuracy:handle:into:)``):
+            // Read in place, its id by address (``process(updateAt:handle:into:)``):
             // a copy of the update retained and released its id. The id is copied only to be listed.
             let update = first + i
             let time = update.pointee.time
@@ -81,10 +81,7 @@ extension DetectionEngine {
             // A fresh handle: the engine resolves it to the device's slot, so listing the device needs no
             // second look-up of its id.
             var handle = DeviceHandle()
-            if let rejection = process(deviceAt: update.pointer(to: \.device)!, time: time,
-                                       coordinate: update.pointee.coordinate,
-                                       accuracy: update.pointee.horizontalAccuracy,
-                                       handle: &handle, into: &output.events) {
+            if let rejection = process(updateAt: update, handle: &handle, into: &output.events) {
                 output.rejections.append((i, rejection))
                 continue
             }

@@ -246,9 +246,16 @@ public struct DetectionEngine: Sendable {
     @inline(__always)
     mutating func process(updateAt update: UnsafePointer<LocationUpdate>, into events: inout [GeofenceEvent]) -> Rejection? {
         var handle = DeviceHandle()
-        return process(deviceAt: update.pointer(to: \.device)!, time: update.pointee.time,
-                       coordinate: update.pointee.coordinate, accuracy: update.pointee.horizontalAccuracy,
-                       handle: &handle, into: &events)
+        return process(updateAt: update, handle: &handle, into: &events)
+    }
+
+    /// ``process(_:handle:into:)`` of the update at `update` (an element of a batch), its id read in place.
+    @inline(__always)
+    mutating func process(updateAt update: UnsafePointer<LocationUpdate>, handle: inout DeviceHandle,
+                          into events: inout [GeofenceEvent]) -> Rejection? {
+        process(deviceAt: update.pointer(to: \.device)!, time: update.pointee.time,
+                coordinate: update.pointee.coordinate, accuracy: update.pointee.horizontalAccuracy,
+                handle: &handle, into: &events)
     }
 
     /// ``process(_:handle:into:)`` on the fields of an update that the engine reads.
