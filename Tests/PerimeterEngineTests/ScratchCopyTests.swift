@@ -33,6 +33,15 @@ import Testing
         return (fences, scripts)
     }
 
+    /// An engine that has queried (a written buffer for its copies to share): the positions of
+    /// `script`'s first 50 updates, sent at time 10, before the scripts' times.
+    static func warmed(_ fences: [Fence], _ script: [LocationUpdate]) -> DetectionEngine {
+        var engine = DetectionEngine(fences: fences)
+        var warm: [GeofenceEvent] = []
+        for u in script.prefix(50) { _ = engine.process(update(u.device, 10, u.coordinate.latitude, u.coordinate.longitude), into: &warm) }
+        return engine
+    }
+
     /// Events of `engine` (a copy) fed `script` one update at a time.
     static func events(_ engine: DetectionEngine, _ script: [LocationUpdate]) -> [GeofenceEvent] {
         var engine = engine
@@ -44,10 +53,7 @@ import Testing
     @Test(arguments: [61 as UInt64, 62])
     func copiesTakingTurnsGetTheirOwnEvents(seed: UInt64) {
         let (fences, scripts) = Self.setting(seed: seed)
-        var original = DetectionEngine(fences: fences)
-        var warm: [GeofenceEvent] = []
-        // A written buffer to share, before the scripts' times.
-        for u in scripts[0].prefix(50) { _ = original.process(update(u.device, 10, u.coordinate.latitude, u.coordinate.longitude), into: &warm) }
+        let original = Self.warmed(fences, scripts[0])
         let alone = scripts.map { Self.events(original, $0) }
         #expect(alone[0].count > 500 && alone[1].count > 500)
         #expect(alone[0] != alone[1])
@@ -70,18 +76,15 @@ import Testing
     @Test(arguments: [71 as UInt64])
     func copiesOnTwoThreadsGetTheirOwnEvents(seed: UInt64) {
         let (fences, scripts) = Self.setting(seed: seed)
-        var original = DetectionEngine(fences: fences)
-        var warm: [GeofenceEvent] = []
-        for u in scripts[1].prefix(50) { _ = original.process(update(u.device, 10, u.coordinate.latitude, u.coordinate.longitude), into: &warm) }
+        let original = Self.warmed(fences, scripts[1])
         let alone = scripts.map { Self.events(original, $0) }
-        let engine = original
         let results = UnsafeMutableBufferPointer<[GeofenceEvent]>.allocate(capacity: 2)
         _ = results.initialize(from: [[], []])
         defer { results.deallocate() }
         let shared = UncheckedResults(results)
         for _ in 0..<3 {
             DispatchQueue.concurrentPerform(iterations: 2) { k in
-                shared.buffer[k] = Self.events(engine, scripts[k])
+                shared.buffer[k] = Self.events(original, scripts[k])
             }
             #expect(Array(results) == alone)
         }
