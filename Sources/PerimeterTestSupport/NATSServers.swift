@@ -159,11 +159,27 @@ public final class NATSServer: @unchecked Sendable {
         try waitUntilReady(logOffset: offset)
     }
 
-    /// A TCP port on 127.0.0.1 that was free a moment ago.
+    /// A TCP port on 127.0.0.1 that was free a moment ago. Free for a server this test starts next;
+    /// for a port that must stay unanswered, use ``withRefusingPort(_:)``.
     public static func freePort() throws -> Int {
+        let (fd, port) = try bindEphemeralPort()
+        close(fd)
+        return port
+    }
+
+    /// Runs `body` with a TCP port on 127.0.0.1 where every connection is refused for as long as `body`
+    /// runs. The port is bound, not listening, by this process (without `SO_REUSEADDR`), so no other
+    /// process — another test's server — can take it meanwhile, as it could a ``freePort()``.
+    public static func withRefusingPort<R>(_ body: (Int) throws -> R) throws -> R {
+        let (fd, port) = try bindEphemeralPort()
+        defer { close(fd) }
+        return try body(port)
+    }
+
+    /// A TCP socket bound to a port the kernel chose on 127.0.0.1, and that port.
+    private static func bindEphemeralPort() throws -> (socket: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw NATSServerError("socket() failed") }
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -171,12 +187,12 @@ public final class NATSServer: @unchecked Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0 else { throw NATSServerError("bind() failed") }
+        guard bound == 0 else { close(fd); throw NATSServerError("bind() failed") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// Every server process still running, killed when the test process exits, so a suite's shared

@@ -26,12 +26,13 @@ struct ServeClusterTests {
     }
 
     @Test func aClusterThatDoesNotAnswerStopsTheServerNamingTheURLs() throws {
-        let port = try NATSServer.freePort()
-        // Two seconds of patience: one more try, said on standard error, then the failure.
-        let run = perimeter("serve", "--nats", "nats://127.0.0.1:\(port)", "--port", "0", "--wait-for-cluster", "2")
-        #expect(run.status != 0)
-        #expect(run.error.contains("the cluster is not ready, trying again: NATS: connect"), "\(run.error)")
-        #expect(run.error.contains("cannot open the cluster at nats://127.0.0.1:\(port)"), "\(run.error)")
+        try NATSServer.withRefusingPort { port in
+            // Two seconds of patience: one more try, said on standard error, then the failure.
+            let run = perimeter("serve", "--nats", "nats://127.0.0.1:\(port)", "--port", "0", "--wait-for-cluster", "2")
+            #expect(run.status != 0)
+            #expect(run.error.contains("the cluster is not ready, trying again: NATS: connect"), "\(run.error)")
+            #expect(run.error.contains("cannot open the cluster at nats://127.0.0.1:\(port)"), "\(run.error)")
+        }
     }
 
     @Test(.disabled(if: NATSServer.binary == nil, "nats-server is not installed (make deps)"))

@@ -409,14 +409,15 @@ struct WorkerCommandTests {
     }
 
     @Test func anUnreachableClusterIsReportedNotCrashedOn() throws {
-        let port = try NATSServer.freePort()
-        let (status, error) = try Self.run(["--nats", "nats://127.0.0.1:\(port)", "--wait-for-cluster", "0"])
-        try check(status == 69 && error.contains("cannot open the cluster at nats://127.0.0.1:\(port)"), "\(status) \(error)")
-        try check(!error.contains("trying again"), "no patience, no second try: \(error)")
-        // With patience, each failed try is said, then the same failure.
-        let (waited, said) = try Self.run(["--nats", "nats://127.0.0.1:\(port)", "--wait-for-cluster", "2.5"])
-        try check(waited == 69 && said.contains("worker") && said.contains("the cluster is not ready, trying again: NATS: connect")
-                  && said.contains("cannot open the cluster at nats://127.0.0.1:\(port)"), "\(waited) \(said)")
+        try NATSServer.withRefusingPort { port in
+            let (status, error) = try Self.run(["--nats", "nats://127.0.0.1:\(port)", "--wait-for-cluster", "0"])
+            try check(status == 69 && error.contains("cannot open the cluster at nats://127.0.0.1:\(port)"), "\(status) \(error)")
+            try check(!error.contains("trying again"), "no patience, no second try: \(error)")
+            // With patience, each failed try is said, then the same failure.
+            let (waited, said) = try Self.run(["--nats", "nats://127.0.0.1:\(port)", "--wait-for-cluster", "2.5"])
+            try check(waited == 69 && said.contains("worker") && said.contains("the cluster is not ready, trying again: NATS: connect")
+                      && said.contains("cannot open the cluster at nats://127.0.0.1:\(port)"), "\(waited) \(said)")
+        }
     }
 
     /// Processes started together with their NATS server (a compose file) must not lose the race: a

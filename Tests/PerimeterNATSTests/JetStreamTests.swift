@@ -140,12 +140,14 @@ struct JetStreamTests {
                 try check(error.reason == .notFound && error.jetStreamCode == 10059, "missing stream: \(error)")
                 try check(error.description.contains("stream info"), "\(error)")
             }
-            do {
-                _ = try NATSConnection(NATSConnection.Options(urls: ["nats://127.0.0.1:\(try NATSServer.freePort())"],
-                                                              connectTimeout: .milliseconds(500), maxReconnects: 0))
-                throw Failed("connecting to a closed port succeeded")
-            } catch let error as NATSError {
-                try check(error.reason == .unreachable, "no server: \(error)")
+            try NATSServer.withRefusingPort { port in
+                do {
+                    _ = try NATSConnection(NATSConnection.Options(urls: ["nats://127.0.0.1:\(port)"],
+                                                                  connectTimeout: .milliseconds(500), maxReconnects: 0))
+                    throw Failed("connecting to a closed port succeeded")
+                } catch let error as NATSError {
+                    try check(error.reason == .unreachable, "no server: \(error)")
+                }
             }
         }
     }
