@@ -23,7 +23,7 @@ extension IndexBuilder {
                 let column = cell - row * grid.columns
                 let range = i..<j
                 guard 3 * range.count <= CellEntry.maximumRecordCount,
-                      let (reference, shifted) = referencePoint(column: column, row: row, range) else { return false }
+                      let (reference, _) = referencePoint(column: column, row: row, range) else { return false }
                 var inside: Bool
                 if let p = previous, p.column == column - 1 {
                     inside = p.inside != crossesOddly(from: p.reference, to: reference, p.range, range)
@@ -39,7 +39,7 @@ extension IndexBuilder {
                     let before = (x: grid.centerX(column - 1), y: grid.centerY(row))
                     inside = gapInside != crossesOddly(from: before, to: reference, range, 0..<0)
                 }
-                emitBoundary(cell: cell, region: region, inside: inside, reference: reference, shifted: shifted, range)
+                emitBoundary(cell: cell, region: region, inside: inside, reference: reference, range)
                 previous = (column, reference, inside, range)
                 i = j
             }
@@ -195,27 +195,52 @@ extension IndexBuilder {
         return odd
     }
 
-    /// Records a parity entry: a header (parity at the reference point, orientation bound), the reference
-    /// point when it is not the cell's centre (the query computes the centre as ``GridLayout/centerX(_:)``
-    /// does here, bit for bit), then the cell's edges as chains of vertices (``CellRecord``). The pairs in `range` are in
-    /// ascending edge order, so the edges that follow one another along a ring are adjacent: an edge
-    /// whose start is (bit for bit) the previous edge's end continues the chain with its end alone.
+    /// Records a parity entry: a header (the polygon's parity at the centres of the cell's quadrants, the
+    /// box mask, the orientation bound), then the cell's edges as chains of vertices (``CellRecord``).
+    /// The query computes the quadrants' centres as ``GridLayout/quadrantCenterX(_:east:)`` does here, bit
+    /// for bit. When one of them lies on an edge, the entry stores `reference` (the cell's centre or
+    /// another point of the cell off every edge, whose parity is `inside`) after the header instead
+    /// (``CellEntry/shiftedReferenceFlag``), and the query starts there. The pairs in `range` are in
+    /// ascending edge order, so the edges that follow one another along a ring are adjacent: an edge whose
+    /// start is (bit for bit) the previous edge's end continues the chain with its end alone.
     mutating func emitBoundary(cell: Int, region: Int32, inside: Bool, reference: (x: Double, y: Double),
-                               shifted: Bool, _ range: Range<Int>) {
+                               _ range: Range<Int>) {
+        let column = cell % grid.columns, row = cell / grid.columns
+        let westX = grid.quadrantCenterX(column, east: 0), eastX = grid.quadrantCenterX(column, east: 1)
+        let southY = grid.quadrantCenterY(row, north: 0), northY = grid.quadrantCenterY(row, north: 1)
+        // Each quadrant's centre: its parity from `reference`'s across the edges of the cell (the segment
+        // between them lies in the cell, so these are all the edges it can meet).
+        var parities: UInt32 = 0
+        var stored = false
+        for k in 0 ..< 4 {
+            let center = (x: k & 1 != 0 ? eastX : westX, y: k & 2 != 0 ? northY : southY)
+            if isOnEdge(center, range) { stored = true; break }
+            if inside != crossesOddly(from: reference, to: center, range, 0..<0) { parities |= 1 << k }
+        }
         let start = records.count
         var flags: UInt32 = inside ? CellEntry.insideFlag : 0
-        if shifted { flags |= CellEntry.shiftedReferenceFlag }
+        if stored {
+            flags |= CellEntry.shiftedReferenceFlag
+            parities = inside ? 0b1111 : 0
+        }
         records.append(.header(region: region, flags: flags, count: 0, bound: 0))  // completed below
-        if shifted { records.append(CellRecord(x: reference.x, y: reference.y)) }
+        if stored { records.append(CellRecord(x: reference.x, y: reference.y)) }
         var reach = 0.0
         var lastX = Double.nan, lastY = Double.nan
-        let rectangles = QuadrantRectangles(grid, column: cell % grid.columns, row: cell / grid.columns)
-        var quadrants = shifted ? CellRecord.allQuadrants : 0
+        let boxes = SubCellBoxes(grid, column: column, row: row)
+        var boxMask = stored ? CellRecord.allSubCells : 0
         for k in range {
             let e = polygonEdges[Self.edge(of: pairs[k])]
-            if !shifted { quadrants |= rectangles.mask(e) }
-            reach = max(reach, abs(e.ax - reference.x), abs(e.ay - reference.y),
-                        abs(e.bx - reference.x), abs(e.by - reference.y))
+            // The reach from every reference point the query may start at: the stored one, or each
+            // quadrant's centre.
+            if stored {
+                reach = max(reach, abs(e.ax - reference.x), abs(e.ay - reference.y),
+                            abs(e.bx - reference.x), abs(e.by - reference.y))
+            } else {
+                boxMask |= boxes.mask(e)
+                reach = max(reach, abs(e.ax - westX), abs(e.ax - eastX), abs(e.bx - westX), abs(e.bx - eastX),
+                            abs(e.ay - southY), abs(e.ay - northY), abs(e.by - southY), abs(e.by - northY))
+            }
             if e.ax.bitPattern != lastX.bitPattern || e.ay.bitPattern != lastY.bitPattern {
                 if k != range.lowerBound { records.append(.chainBreak) }
                 records.append(CellRecord(x: e.ax, y: e.ay))
@@ -224,7 +249,8 @@ extension IndexBuilder {
             lastX = e.bx
             lastY = e.by
         }
-        records[start] = .header(region: region, flags: flags, quadrants: quadrants, count: records.count - start - 1,
+        records[start] = .header(region: region, flags: flags, boxMask: boxMask, quadrantParities: parities,
+                                 count: records.count - start - 1,
                                  bound: Self.orientationBound(side: grid.side, reach: reach))
         emit(cell: cell, CellEntry(region: region, flags: flags, recordStart: UInt32(start),
                                    recordCount: UInt32(records.count - start)))
@@ -298,39 +324,45 @@ extension IndexBuilder {
     }
 }
 
-/// The four quadrants of one cell (see ``CellRecord/quadrantShift``): quadrant k spans from the cell's
-/// centre to its corner on that side, pushed outward by twice ``GridLayout/margin`` (a point the lookup
-/// maps to the cell lies at most ≈10⁻¹³° outside it).
+/// The sixteen sub-cells of one cell (see ``CellRecord/subCellCount``): the cell cut at its centre lines
+/// and at its quadrants' centre lines, the outer sides pushed outward by twice ``GridLayout/margin``.
 ///
-/// A query q of the cell lies in the rectangle of quadrant k = (qx ≥ cx ? 1 : 0) + (qy ≥ cy ? 2 : 0),
-/// c the centre, and so does the box of the segment c–q. An edge whose box misses that rectangle lies
-/// strictly beside the segment's box in x or in y: the box test of the parity loops would skip it.
-/// An entry none of whose edges meets q's quadrant therefore answers its reference parity, which the
-/// query reads without its edges. Comparisons only: exact for the doubles the rectangles are made of.
-struct QuadrantRectangles {
-    let lowX: Double, centerX: Double, highX: Double
-    let lowY: Double, centerY: Double, highY: Double
+/// A query q of the cell lies in its sub-cell, and so does the segment from its quadrant's centre to q
+/// (the sub-cell has that centre as a corner). An edge whose box misses the sub-cell lies strictly
+/// beside the segment's box in x or in y: the box test of the parity loops would skip it. An entry
+/// none of whose edges meets q's sub-cell therefore answers its quadrant's parity, which the query
+/// reads without its edges. Comparisons only: exact for the doubles the sub-cells are made of, which
+/// are the query's (the same functions of the grid).
+struct SubCellBoxes {
+    /// The sub-cells' sides from west to east, and from south to north.
+    let xs: (Double, Double, Double, Double, Double)
+    let ys: (Double, Double, Double, Double, Double)
 
     init(_ grid: GridLayout, column: Int, row: Int) {
-        lowX = grid.minX(column) - 2 * GridLayout.margin
-        highX = grid.minX(column + 1) + 2 * GridLayout.margin
-        lowY = grid.minY(row) - 2 * GridLayout.margin
-        highY = grid.minY(row + 1) + 2 * GridLayout.margin
-        centerX = grid.centerX(column)
-        centerY = grid.centerY(row)
+        let pad = 2 * GridLayout.margin
+        xs = (grid.minX(column) - pad, grid.quadrantCenterX(column, east: 0), grid.centerX(column),
+              grid.quadrantCenterX(column, east: 1), grid.minX(column + 1) + pad)
+        ys = (grid.minY(row) - pad, grid.quadrantCenterY(row, north: 0), grid.centerY(row),
+              grid.quadrantCenterY(row, north: 1), grid.minY(row + 1) + pad)
     }
 
-    /// The quadrants whose closed rectangle the edge's box meets (bit k for quadrant k).
+    /// The sub-cells whose closed rectangle the edge's box meets (bit i + 4j for sub-cell i + 4j): those
+    /// of the columns i whose x-interval the edge's x-extent meets and of the rows j whose y-interval its
+    /// y-extent meets.
     @inline(__always)
     func mask(_ e: PolygonEdge) -> UInt32 {
         let minX = min(e.ax, e.bx), maxX = max(e.ax, e.bx), minY = min(e.ay, e.by), maxY = max(e.ay, e.by)
-        let west = minX <= centerX && maxX >= lowX, east = maxX >= centerX && minX <= highX
-        let south = minY <= centerY && maxY >= lowY, north = maxY >= centerY && minY <= highY
-        var mask: UInt32 = 0
-        if west && south { mask |= 1 }
-        if east && south { mask |= 2 }
-        if west && north { mask |= 4 }
-        if east && north { mask |= 8 }
-        return mask
+        // Column i holds the bits 0x1111 << i, row j the bits 0xf << 4j.
+        var columns: UInt32 = 0
+        if minX <= xs.1 && maxX >= xs.0 { columns |= 0x1111 }
+        if minX <= xs.2 && maxX >= xs.1 { columns |= 0x2222 }
+        if minX <= xs.3 && maxX >= xs.2 { columns |= 0x4444 }
+        if minX <= xs.4 && maxX >= xs.3 { columns |= 0x8888 }
+        var rows: UInt32 = 0
+        if minY <= ys.1 && maxY >= ys.0 { rows |= 0x000f }
+        if minY <= ys.2 && maxY >= ys.1 { rows |= 0x00f0 }
+        if minY <= ys.3 && maxY >= ys.2 { rows |= 0x0f00 }
+        if minY <= ys.4 && maxY >= ys.3 { rows |= 0xf000 }
+        return columns & rows
     }
 }
