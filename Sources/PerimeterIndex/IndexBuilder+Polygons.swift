@@ -195,6 +195,51 @@ extension IndexBuilder {
         return odd
     }
 
+    /// The polygon's parity at the centre of each quadrant of the cell (bit k for quadrant k, see
+    /// ``CellRecord/quadrantParityShift``), from `reference`'s (`inside`) and the exact crossings of the
+    /// segment from it to each centre with the edges of the pairs in `range`; `nil` when a centre lies on
+    /// one of those edges. Both points lie in the cell, so these are all the edges the segment can meet.
+    ///
+    /// The answer of ``isOnEdge(_:_:)`` and ``crossesOddly(from:to:_:_:)`` for the four centres, in one
+    /// pass over the edges, each skipped for a centre when its box lies strictly beside the box of that
+    /// centre's segment (it can then neither hold the centre nor cross the segment, as in the query's box
+    /// test), so that the exact predicates run for the few edges near a segment only.
+    func quadrantParities(from reference: (x: Double, y: Double), inside: Bool, westX: Double, eastX: Double,
+                          southY: Double, northY: Double, _ range: Range<Int>) -> UInt32? {
+        polygonEdges.withUnsafeBufferPointer { edges in
+            pairs.withUnsafeBufferPointer { pairs in
+                Self.quadrantParities(from: reference, inside: inside, westX: westX, eastX: eastX, southY: southY,
+                                      northY: northY, edges, pairs[range])
+            }
+        }
+    }
+
+    /// ``quadrantParities(from:inside:westX:eastX:southY:northY:_:)`` on the builder's edges and pairs in
+    /// place (a method of the builder called from a mutating one may copy the builder).
+    static func quadrantParities(from reference: (x: Double, y: Double), inside: Bool, westX: Double, eastX: Double,
+                                 southY: Double, northY: Double, _ edges: UnsafeBufferPointer<PolygonEdge>,
+                                 _ pairs: Slice<UnsafeBufferPointer<UInt64>>) -> UInt32? {
+        let p = Coordinate(latitude: reference.y, longitude: reference.x)
+        var odd: UInt32 = 0
+        for pair in pairs {
+            let e = edges[edge(of: pair)]
+            let minX = min(e.ax, e.bx), maxX = max(e.ax, e.bx), minY = min(e.ay, e.by), maxY = max(e.ay, e.by)
+            for quadrant in 0 ..< 4 {
+                let cx = quadrant & 1 != 0 ? eastX : westX, cy = quadrant & 2 != 0 ? northY : southY
+                if maxX < min(cx, reference.x) || minX > max(cx, reference.x)
+                    || maxY < min(cy, reference.y) || minY > max(cy, reference.y) { continue }
+                let c = Coordinate(latitude: cy, longitude: cx)
+                let a = Coordinate(latitude: e.ay, longitude: e.ax), b = Coordinate(latitude: e.by, longitude: e.bx)
+                if Planar.isOnSegment(c, a, b) { return nil }
+                let o1 = Planar.orientation(p, c, a), o2 = Planar.orientation(p, c, b)
+                guard (o1 > 0) != (o2 > 0) else { continue }
+                let o3 = Planar.orientation(a, b, p), o4 = Planar.orientation(a, b, c)
+                if (o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0) { odd ^= 1 << quadrant }
+            }
+        }
+        return inside ? ~odd & 0b1111 : odd
+    }
+
     /// Records a parity entry: a header (the polygon's parity at the centres of the cell's quadrants, the
     /// box mask, the orientation bound), then the cell's edges as chains of vertices (``CellRecord``).
     /// The query computes the quadrants' centres as ``GridLayout/quadrantCenterX(_:east:)`` does here, bit
@@ -208,21 +253,15 @@ extension IndexBuilder {
         let column = cell % grid.columns, row = cell / grid.columns
         let westX = grid.quadrantCenterX(column, east: 0), eastX = grid.quadrantCenterX(column, east: 1)
         let southY = grid.quadrantCenterY(row, north: 0), northY = grid.quadrantCenterY(row, north: 1)
-        // Each quadrant's centre: its parity from `reference`'s across the edges of the cell (the segment
-        // between them lies in the cell, so these are all the edges it can meet).
-        var parities: UInt32 = 0
-        var stored = false
-        for k in 0 ..< 4 {
-            let center = (x: k & 1 != 0 ? eastX : westX, y: k & 2 != 0 ? northY : southY)
-            if isOnEdge(center, range) { stored = true; break }
-            if inside != crossesOddly(from: reference, to: center, range, 0..<0) { parities |= 1 << k }
-        }
+        // The quadrant centres' parities, or, when a centre lies on an edge, `reference` stored and its
+        // parity in all four bits.
+        let computed = quadrantParities(from: reference, inside: inside, westX: westX, eastX: eastX,
+                                        southY: southY, northY: northY, range)
+        let stored = computed == nil
+        let parities = computed ?? (inside ? 0b1111 : 0)
         let start = records.count
         var flags: UInt32 = inside ? CellEntry.insideFlag : 0
-        if stored {
-            flags |= CellEntry.shiftedReferenceFlag
-            parities = inside ? 0b1111 : 0
-        }
+        if stored { flags |= CellEntry.shiftedReferenceFlag }
         records.append(.header(region: region, flags: flags, count: 0, bound: 0))  // completed below
         if stored { records.append(CellRecord(x: reference.x, y: reference.y)) }
         var reach = 0.0
