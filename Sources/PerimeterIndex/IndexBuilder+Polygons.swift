@@ -220,16 +220,25 @@ extension IndexBuilder {
                                  southY: Double, northY: Double, _ edges: UnsafeBufferPointer<PolygonEdge>,
                                  _ pairs: Slice<UnsafeBufferPointer<UInt64>>) -> UInt32? {
         let p = Coordinate(latitude: reference.y, longitude: reference.x)
+        // The four centres (quadrant k: east when bit 0 of k is set, north when bit 1 is) and the boxes
+        // of their segments from the reference point, lane k for quadrant k.
+        let centersX = SIMD4(westX, eastX, westX, eastX), centersY = SIMD4(southY, southY, northY, northY)
+        let referenceX = SIMD4(repeating: reference.x), referenceY = SIMD4(repeating: reference.y)
+        let lowX = centersX.replacing(with: referenceX, where: referenceX .< centersX)
+        let highX = centersX.replacing(with: referenceX, where: referenceX .> centersX)
+        let lowY = centersY.replacing(with: referenceY, where: referenceY .< centersY)
+        let highY = centersY.replacing(with: referenceY, where: referenceY .> centersY)
         var odd: UInt32 = 0
         for pair in pairs {
             let e = edges[edge(of: pair)]
             let minX = min(e.ax, e.bx), maxX = max(e.ax, e.bx), minY = min(e.ay, e.by), maxY = max(e.ay, e.by)
-            for quadrant in 0 ..< 4 {
-                let cx = quadrant & 1 != 0 ? eastX : westX, cy = quadrant & 2 != 0 ? northY : southY
-                if maxX < min(cx, reference.x) || minX > max(cx, reference.x)
-                    || maxY < min(cy, reference.y) || minY > max(cy, reference.y) { continue }
-                let c = Coordinate(latitude: cy, longitude: cx)
-                let a = Coordinate(latitude: e.ay, longitude: e.ax), b = Coordinate(latitude: e.by, longitude: e.bx)
+            // The segments whose box the edge's box meets (closed boxes): the others are beside it.
+            let near = (SIMD4(repeating: maxX) .>= lowX) .& (SIMD4(repeating: minX) .<= highX)
+                .& (SIMD4(repeating: maxY) .>= lowY) .& (SIMD4(repeating: minY) .<= highY)
+            guard any(near) else { continue }
+            let a = Coordinate(latitude: e.ay, longitude: e.ax), b = Coordinate(latitude: e.by, longitude: e.bx)
+            for quadrant in 0 ..< 4 where near[quadrant] {
+                let c = Coordinate(latitude: centersY[quadrant], longitude: centersX[quadrant])
                 if Planar.isOnSegment(c, a, b) { return nil }
                 let o1 = Planar.orientation(p, c, a), o2 = Planar.orientation(p, c, b)
                 guard (o1 > 0) != (o2 > 0) else { continue }
