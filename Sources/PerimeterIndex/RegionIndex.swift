@@ -177,9 +177,9 @@ public struct RegionIndex: Sendable {
         let qx = point.longitude, qy = point.latitude
         // The point's quadrant (east by qx ≥ the cell's centre, north by qy ≥ it), whose centre is the
         // reference point of the entries that store none, and its sub-cell of that quadrant (by q ≥ the
-        // quadrant's centre): comparisons of both coordinates at once, no branch. A point on a line
-        // takes the east or north side, whose sub-cell holds the segment from the centre to it as the
-        // other would (``CellRecord/subCellCount``).
+        // quadrant's centre): comparisons and arithmetic, no branch (the quadrant's centre takes its half
+        // as the number 0 or 1). A point on a line takes the east or north side, whose sub-cell holds the
+        // segment from that side's centre to it as the other would (``CellRecord/subCellCount``).
         let east = qx >= grid.centerX(column) ? 1 : 0, north = qy >= grid.centerY(row) ? 1 : 0
         let centerX = grid.quadrantCenterX(column, east: east), centerY = grid.quadrantCenterY(row, north: north)
         let beyond = SIMD2(qx, qy) .>= SIMD2(centerX, centerY)
