@@ -1,10 +1,11 @@
 /// One region's answer for one grid cell, as the builder emits it (16 bytes).
 ///
 /// - No edges, ``insideFlag`` set: the whole cell is inside the region.
-/// - Edges: a header record (see ``CellRecord/header(region:flags:count:bound:)``), the reference point
-///   when ``shiftedReferenceFlag`` is set, and the polygon's edges that meet the (slightly widened) cell
-///   as chains of vertices (see ``CellRecord``); the header holds the region's parity at the cell's
-///   reference point: its centre, or, with ``shiftedReferenceFlag``, the other point of the cell stored.
+/// - Edges: a header record (see ``CellRecord/header(region:flags:boxMask:quadrantParities:count:bound:)``),
+///   the reference point when ``shiftedReferenceFlag`` is set, and the polygon's edges that meet the
+///   (slightly widened) cell as chains of vertices (see ``CellRecord``); the header holds the polygon's
+///   parity at the centres of the cell's four quadrants (``CellRecord/quadrantParityShift``), or, with
+///   ``shiftedReferenceFlag``, at the point of the cell stored.
 /// - ``exactFlag``: when no entry of the region says "inside", the region's own exact test decides.
 ///
 /// The index itself keeps no `CellEntry`: ``IndexBuilder/groupEntriesByCell()`` turns each into its
@@ -20,14 +21,17 @@ struct CellEntry: Sendable {
     /// edges (its header is made when the index is laid out).
     var recordCount: UInt32
 
-    /// The reference point (or, without edges, the whole cell) is inside.
+    /// The builder's reference point (the cell's centre, or the stored point with
+    /// ``shiftedReferenceFlag``; without edges, the whole cell) is inside.
     static let insideFlag: UInt32 = 1
     /// Undecided locally when not inside: call `Region.contains`.
     static let exactFlag: UInt32 = 2
-    /// The reference point is not the cell centre (the centre lies on an edge); the entry stores it.
+    /// The entry stores its reference point after the header, and the query starts there: some centre of
+    /// a quadrant of the cell lies on an edge (then the reference is the cell's centre, or, if that too
+    /// lies on an edge, another point of the cell).
     static let shiftedReferenceFlag: UInt32 = 4
-    /// Records that may follow a header (the header packs the count into 25 bits).
-    static let maximumRecordCount = (1 << 25) - 1
+    /// Records that may follow a header (the header packs the count into 29 bits).
+    static let maximumRecordCount = (1 << 29) - 1
 }
 
 /// 16 bytes of a cell's run: an entry header, an entry's reference point, a polygon vertex, or a chain
@@ -43,10 +47,11 @@ struct CellEntry: Sendable {
 /// rasterized), so a break can be told from a vertex, and the query skips the two pseudo-edges touching
 /// it. An edge takes 16 bytes instead of the 32 of a copy of both its ends.
 ///
-/// A header keeps the entry's orientation bound (see ``IndexBuilder/orientationBound(side:reach:)``)
-/// in `x`, and in `y`'s bit pattern the region number (low 32 bits), the flags (3 bits), the quadrant
-/// mask (4 bits, see ``quadrantShift``) and the number of records that follow it (25 bits): 0 for a
-/// full or exact entry.
+/// A header keeps in `x`'s bit pattern the entry's orientation bound (see
+/// ``IndexBuilder/orientationBound(side:reach:)``) rounded up to a `Float` (high 32 bits), its box mask
+/// (low 16 bits, see ``subCellCount``) and its quadrant parities (the 4 bits above, see
+/// ``quadrantParityShift``), and in `y`'s bit pattern the region number (low 32 bits), the flags
+/// (3 bits) and the number of records that follow it (29 bits): 0 for a full or exact entry.
 struct CellRecord: Sendable {
     var x: Double
     var y: Double
@@ -54,35 +59,60 @@ struct CellRecord: Sendable {
     /// The record between two chains of one entry.
     static let chainBreak = CellRecord(x: .nan, y: .nan)
 
-    /// Where a header's quadrant mask starts in `y`'s bit pattern. Bit `quadrantShift + k` is set when
-    /// some edge of the entry may meet quadrant k of its cell (``QuadrantRectangles``):
-    /// k = 1 when x ≥ the centre's x (else 0), plus 2 when y ≥ the centre's y. A query whose quadrant's
-    /// bit is clear has every edge of the entry beside the box of the segment from the centre to
-    /// itself, so the entry's answer is its reference parity without reading an edge. Clear for entries
-    /// without edges, all four set for an entry whose reference point is not the centre.
-    static let quadrantShift: UInt64 = 35
+    /// The number of sub-cells of a cell, and of bits in a header's box mask.
+    ///
+    /// The cell is cut in four quadrants by its centre lines, and each quadrant in four again by the
+    /// quadrant's own centre lines (``GridLayout/quadrantCenterX(_:east:)``): a 4 × 4 grid of sub-cells,
+    /// sub-cell i + 4j being the i-th from the west and the j-th from the south. The outer sides are
+    /// pushed outward by twice ``GridLayout/margin`` (a point the lookup maps to the cell lies at most
+    /// ≈10⁻¹³° outside it); the inner lines are exact, as the query compares with them exactly. A query q
+    /// of the cell lies in one of them — its quadrant by q ≥ the cell's centre, its sub-cell by q ≥ the
+    /// quadrant's centre (a point on a line takes the east or north side) — and so does the segment from
+    /// its quadrant's centre to q, the reference segment of the query (``quadrantParityShift``). Bit i of
+    /// the mask is set when the box of some edge of the entry meets sub-cell i. A query whose sub-cell's
+    /// bit is clear has every edge of the entry strictly beside the box of its reference segment, so the
+    /// entry's answer is its quadrant's parity without reading an edge. The mask is 0 for entries without
+    /// edges, and has every bit set for an entry with a stored reference point.
+    static let subCellCount = 16
+    /// A box mask with every sub-cell set.
+    static let allSubCells: UInt32 = 0xffff
+    /// Where a header's quadrant parities start in `x`'s bit pattern. Bit `quadrantParityShift + k` is
+    /// the entry's parity (1: inside its polygon) at the centre of quadrant k of the cell, k = 1 for the
+    /// east half (x ≥ the centre's) plus 2 for the north half: the reference point of a query in that
+    /// quadrant, a quarter of the side from the cell's centre in both coordinates. For an entry
+    /// without edges all four are its answer (inside or not); for an entry with a stored reference point
+    /// (``CellEntry/shiftedReferenceFlag``) all four are that point's parity, and the query starts there.
+    static let quadrantParityShift: UInt64 = 16
     /// ``CellEntry/exactFlag`` where it lies in a header's `y` bit pattern.
     static let exactBit = UInt64(CellEntry.exactFlag) << 32
-    /// A mask with every quadrant set.
-    static let allQuadrants: UInt32 = 0b1111
 
-    /// A header record.
-    static func header(region: Int32, flags: UInt32, quadrants: UInt32 = 0, count: Int, bound: Double) -> CellRecord {
-        let meta = UInt64(UInt32(bitPattern: region)) | UInt64(flags & 7) << 32
-            | UInt64(quadrants & allQuadrants) << quadrantShift | UInt64(count) << 39
-        return CellRecord(x: bound, y: Double(bitPattern: meta))
+    /// A header record. `bound` is kept rounded up to a `Float` (a larger bound is as safe, only less
+    /// often decisive). `quadrantParities` defaults to four copies of the ``CellEntry/insideFlag``.
+    static func header(region: Int32, flags: UInt32, boxMask: UInt32 = 0, quadrantParities: UInt32? = nil,
+                       count: Int, bound: Double) -> CellRecord {
+        let meta = UInt64(UInt32(bitPattern: region)) | UInt64(flags & 7) << 32 | UInt64(count) << 35
+        var rounded = Float(bound)
+        if Double(rounded) < bound { rounded = rounded.nextUp }
+        let parities = quadrantParities ?? (flags & CellEntry.insideFlag != 0 ? 0b1111 : 0)
+        let packed = UInt64(rounded.bitPattern) << 32 | UInt64(parities & 0b1111) << quadrantParityShift
+            | UInt64(boxMask & allSubCells)
+        return CellRecord(x: Double(bitPattern: packed), y: Double(bitPattern: meta))
     }
 
     /// A header's region number.
     @inline(__always) var region: Int32 { Int32(truncatingIfNeeded: y.bitPattern) }
     /// A header's flags (``CellEntry/insideFlag`` …).
     @inline(__always) var flags: UInt32 { UInt32(truncatingIfNeeded: y.bitPattern >> 32) & 7 }
-    /// A header's quadrant mask (see ``quadrantShift``).
-    @inline(__always) var quadrants: UInt32 { UInt32(truncatingIfNeeded: y.bitPattern >> Self.quadrantShift) & Self.allQuadrants }
+    /// A header's box mask (see ``subCellCount``).
+    @inline(__always) var boxMask: UInt32 { UInt32(truncatingIfNeeded: x.bitPattern) & Self.allSubCells }
+    /// A header's quadrant parities (bit k for quadrant k, see ``quadrantParityShift``).
+    @inline(__always) var quadrantParities: UInt32 {
+        UInt32(truncatingIfNeeded: x.bitPattern >> Self.quadrantParityShift) & 0b1111
+    }
     /// The number of records after a header (reference point if stored, vertices and chain breaks).
-    @inline(__always) var count: Int { Int(truncatingIfNeeded: y.bitPattern >> 39) }
-    /// A header's orientation bound.
-    @inline(__always) var bound: Double { x }
+    @inline(__always) var count: Int { Int(truncatingIfNeeded: y.bitPattern >> 35) }
+    /// A header's orientation bound (rounded up to a `Float`: at least the bound the builder computed).
+    @inline(__always) var bound: Double { Double(Float(bitPattern: UInt32(truncatingIfNeeded: x.bitPattern >> 32))) }
     /// Whether this record is a chain break.
     @inline(__always) var isChainBreak: Bool { x.isNaN }
 }

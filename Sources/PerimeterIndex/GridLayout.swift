@@ -37,6 +37,16 @@ struct GridLayout: Sendable {
     @inline(__always) func centerX(_ column: Int) -> Double { originX + (Double(column) + 0.5) * side }
     /// Latitude of a row's centre line.
     @inline(__always) func centerY(_ row: Int) -> Double { originY + (Double(row) + 0.5) * side }
+    /// Longitude of the centre line of a column's east half (`east` 1) or west half (0): a quarter of
+    /// the side from the column's centre line. Build and query both compute it here, bit for bit (the
+    /// half as a number, so that the query selects it without a branch).
+    @inline(__always) func quadrantCenterX(_ column: Int, east: Int) -> Double {
+        originX + (Double(column) + (0.25 + 0.5 * Double(east))) * side
+    }
+    /// Latitude of the centre line of a row's north half (`north` 1) or south half (0).
+    @inline(__always) func quadrantCenterY(_ row: Int, north: Int) -> Double {
+        originY + (Double(row) + (0.25 + 0.5 * Double(north))) * side
+    }
 
     /// The cell a point falls in, or `nil` outside the grid (or for NaN).
     @inline(__always)

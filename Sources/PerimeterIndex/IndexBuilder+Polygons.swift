@@ -23,7 +23,7 @@ extension IndexBuilder {
                 let column = cell - row * grid.columns
                 let range = i..<j
                 guard 3 * range.count <= CellEntry.maximumRecordCount,
-                      let (reference, shifted) = referencePoint(column: column, row: row, range) else { return false }
+                      let (reference, _) = referencePoint(column: column, row: row, range) else { return false }
                 var inside: Bool
                 if let p = previous, p.column == column - 1 {
                     inside = p.inside != crossesOddly(from: p.reference, to: reference, p.range, range)
@@ -39,7 +39,7 @@ extension IndexBuilder {
                     let before = (x: grid.centerX(column - 1), y: grid.centerY(row))
                     inside = gapInside != crossesOddly(from: before, to: reference, range, 0..<0)
                 }
-                emitBoundary(cell: cell, region: region, inside: inside, reference: reference, shifted: shifted, range)
+                emitBoundary(cell: cell, region: region, inside: inside, reference: reference, range)
                 previous = (column, reference, inside, range)
                 i = j
             }
@@ -195,27 +195,100 @@ extension IndexBuilder {
         return odd
     }
 
-    /// Records a parity entry: a header (parity at the reference point, orientation bound), the reference
-    /// point when it is not the cell's centre (the query computes the centre as ``GridLayout/centerX(_:)``
-    /// does here, bit for bit), then the cell's edges as chains of vertices (``CellRecord``). The pairs in `range` are in
-    /// ascending edge order, so the edges that follow one another along a ring are adjacent: an edge
-    /// whose start is (bit for bit) the previous edge's end continues the chain with its end alone.
+    /// The polygon's parity at the centre of each quadrant of the cell (bit k for quadrant k, see
+    /// ``CellRecord/quadrantParityShift``), from `reference`'s (`inside`) and the exact crossings of the
+    /// segment from it to each centre with the edges of the pairs in `range`; `nil` when a centre lies on
+    /// one of those edges. Both points lie in the cell, so these are all the edges the segment can meet.
+    ///
+    /// The answer of ``isOnEdge(_:_:)`` and ``crossesOddly(from:to:_:_:)`` for the four centres, in one
+    /// pass over the edges, each skipped for a centre when its box lies strictly beside the box of that
+    /// centre's segment (it can then neither hold the centre nor cross the segment, as in the query's box
+    /// test), so that the exact predicates run for the few edges near a segment only.
+    func quadrantParities(from reference: (x: Double, y: Double), inside: Bool, westX: Double, eastX: Double,
+                          southY: Double, northY: Double, _ range: Range<Int>) -> UInt32? {
+        polygonEdges.withUnsafeBufferPointer { edges in
+            pairs.withUnsafeBufferPointer { pairs in
+                Self.quadrantParities(from: reference, inside: inside, westX: westX, eastX: eastX, southY: southY,
+                                      northY: northY, edges, pairs[range])
+            }
+        }
+    }
+
+    /// ``quadrantParities(from:inside:westX:eastX:southY:northY:_:)`` on the builder's edges and pairs in
+    /// place (a method of the builder called from a mutating one may copy the builder).
+    static func quadrantParities(from reference: (x: Double, y: Double), inside: Bool, westX: Double, eastX: Double,
+                                 southY: Double, northY: Double, _ edges: UnsafeBufferPointer<PolygonEdge>,
+                                 _ pairs: Slice<UnsafeBufferPointer<UInt64>>) -> UInt32? {
+        let p = Coordinate(latitude: reference.y, longitude: reference.x)
+        // The four centres (quadrant k: east when bit 0 of k is set, north when bit 1 is) and the boxes
+        // of their segments from the reference point, lane k for quadrant k.
+        let centersX = SIMD4(westX, eastX, westX, eastX), centersY = SIMD4(southY, southY, northY, northY)
+        let referenceX = SIMD4(repeating: reference.x), referenceY = SIMD4(repeating: reference.y)
+        let lowX = centersX.replacing(with: referenceX, where: referenceX .< centersX)
+        let highX = centersX.replacing(with: referenceX, where: referenceX .> centersX)
+        let lowY = centersY.replacing(with: referenceY, where: referenceY .< centersY)
+        let highY = centersY.replacing(with: referenceY, where: referenceY .> centersY)
+        var odd: UInt32 = 0
+        for pair in pairs {
+            let e = edges[edge(of: pair)]
+            let minX = min(e.ax, e.bx), maxX = max(e.ax, e.bx), minY = min(e.ay, e.by), maxY = max(e.ay, e.by)
+            // The segments whose box the edge's box meets (closed boxes): the others are beside it.
+            let near = (SIMD4(repeating: maxX) .>= lowX) .& (SIMD4(repeating: minX) .<= highX)
+                .& (SIMD4(repeating: maxY) .>= lowY) .& (SIMD4(repeating: minY) .<= highY)
+            guard any(near) else { continue }
+            let a = Coordinate(latitude: e.ay, longitude: e.ax), b = Coordinate(latitude: e.by, longitude: e.bx)
+            for quadrant in 0 ..< 4 where near[quadrant] {
+                let c = Coordinate(latitude: centersY[quadrant], longitude: centersX[quadrant])
+                if Planar.isOnSegment(c, a, b) { return nil }
+                let o1 = Planar.orientation(p, c, a), o2 = Planar.orientation(p, c, b)
+                guard (o1 > 0) != (o2 > 0) else { continue }
+                let o3 = Planar.orientation(a, b, p), o4 = Planar.orientation(a, b, c)
+                if (o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0) { odd ^= 1 << quadrant }
+            }
+        }
+        return inside ? ~odd & 0b1111 : odd
+    }
+
+    /// Records a parity entry: a header (the polygon's parity at the centres of the cell's quadrants, the
+    /// box mask, the orientation bound), then the cell's edges as chains of vertices (``CellRecord``).
+    /// The query computes the quadrants' centres as ``GridLayout/quadrantCenterX(_:east:)`` does here, bit
+    /// for bit. When one of them lies on an edge, the entry stores `reference` (the cell's centre or
+    /// another point of the cell off every edge, whose parity is `inside`) after the header instead
+    /// (``CellEntry/shiftedReferenceFlag``), and the query starts there. The pairs in `range` are in
+    /// ascending edge order, so the edges that follow one another along a ring are adjacent: an edge whose
+    /// start is (bit for bit) the previous edge's end continues the chain with its end alone.
     mutating func emitBoundary(cell: Int, region: Int32, inside: Bool, reference: (x: Double, y: Double),
-                               shifted: Bool, _ range: Range<Int>) {
+                               _ range: Range<Int>) {
+        let column = cell % grid.columns, row = cell / grid.columns
+        let westX = grid.quadrantCenterX(column, east: 0), eastX = grid.quadrantCenterX(column, east: 1)
+        let southY = grid.quadrantCenterY(row, north: 0), northY = grid.quadrantCenterY(row, north: 1)
+        // The quadrant centres' parities, or, when a centre lies on an edge, `reference` stored and its
+        // parity in all four bits.
+        let computed = quadrantParities(from: reference, inside: inside, westX: westX, eastX: eastX,
+                                        southY: southY, northY: northY, range)
+        let stored = computed == nil
+        let parities = computed ?? (inside ? 0b1111 : 0)
         let start = records.count
         var flags: UInt32 = inside ? CellEntry.insideFlag : 0
-        if shifted { flags |= CellEntry.shiftedReferenceFlag }
+        if stored { flags |= CellEntry.shiftedReferenceFlag }
         records.append(.header(region: region, flags: flags, count: 0, bound: 0))  // completed below
-        if shifted { records.append(CellRecord(x: reference.x, y: reference.y)) }
+        if stored { records.append(CellRecord(x: reference.x, y: reference.y)) }
         var reach = 0.0
         var lastX = Double.nan, lastY = Double.nan
-        let rectangles = QuadrantRectangles(grid, column: cell % grid.columns, row: cell / grid.columns)
-        var quadrants = shifted ? CellRecord.allQuadrants : 0
+        let boxes = SubCellBoxes(grid, column: column, row: row)
+        var boxMask = stored ? CellRecord.allSubCells : 0
         for k in range {
             let e = polygonEdges[Self.edge(of: pairs[k])]
-            if !shifted { quadrants |= rectangles.mask(e) }
-            reach = max(reach, abs(e.ax - reference.x), abs(e.ay - reference.y),
-                        abs(e.bx - reference.x), abs(e.by - reference.y))
+            // The reach from every reference point the query may start at: the stored one, or each
+            // quadrant's centre.
+            if stored {
+                reach = max(reach, abs(e.ax - reference.x), abs(e.ay - reference.y),
+                            abs(e.bx - reference.x), abs(e.by - reference.y))
+            } else {
+                boxMask |= boxes.mask(e)
+                reach = max(reach, abs(e.ax - westX), abs(e.ax - eastX), abs(e.bx - westX), abs(e.bx - eastX),
+                            abs(e.ay - southY), abs(e.ay - northY), abs(e.by - southY), abs(e.by - northY))
+            }
             if e.ax.bitPattern != lastX.bitPattern || e.ay.bitPattern != lastY.bitPattern {
                 if k != range.lowerBound { records.append(.chainBreak) }
                 records.append(CellRecord(x: e.ax, y: e.ay))
@@ -224,7 +297,8 @@ extension IndexBuilder {
             lastX = e.bx
             lastY = e.by
         }
-        records[start] = .header(region: region, flags: flags, quadrants: quadrants, count: records.count - start - 1,
+        records[start] = .header(region: region, flags: flags, boxMask: boxMask, quadrantParities: parities,
+                                 count: records.count - start - 1,
                                  bound: Self.orientationBound(side: grid.side, reach: reach))
         emit(cell: cell, CellEntry(region: region, flags: flags, recordStart: UInt32(start),
                                    recordCount: UInt32(records.count - start)))
@@ -298,39 +372,45 @@ extension IndexBuilder {
     }
 }
 
-/// The four quadrants of one cell (see ``CellRecord/quadrantShift``): quadrant k spans from the cell's
-/// centre to its corner on that side, pushed outward by twice ``GridLayout/margin`` (a point the lookup
-/// maps to the cell lies at most ≈10⁻¹³° outside it).
+/// The sixteen sub-cells of one cell (see ``CellRecord/subCellCount``): the cell cut at its centre lines
+/// and at its quadrants' centre lines, the outer sides pushed outward by twice ``GridLayout/margin``.
 ///
-/// A query q of the cell lies in the rectangle of quadrant k = (qx ≥ cx ? 1 : 0) + (qy ≥ cy ? 2 : 0),
-/// c the centre, and so does the box of the segment c–q. An edge whose box misses that rectangle lies
-/// strictly beside the segment's box in x or in y: the box test of the parity loops would skip it.
-/// An entry none of whose edges meets q's quadrant therefore answers its reference parity, which the
-/// query reads without its edges. Comparisons only: exact for the doubles the rectangles are made of.
-struct QuadrantRectangles {
-    let lowX: Double, centerX: Double, highX: Double
-    let lowY: Double, centerY: Double, highY: Double
+/// A query q of the cell lies in its sub-cell, and so does the segment from its quadrant's centre to q
+/// (the sub-cell has that centre as a corner). An edge whose box misses the sub-cell lies strictly
+/// beside the segment's box in x or in y: the box test of the parity loops would skip it. An entry
+/// none of whose edges meets q's sub-cell therefore answers its quadrant's parity, which the query
+/// reads without its edges. Comparisons only: exact for the doubles the sub-cells are made of, which
+/// are the query's (the same functions of the grid).
+struct SubCellBoxes {
+    /// The sub-cells' sides from west to east, and from south to north.
+    let xs: (Double, Double, Double, Double, Double)
+    let ys: (Double, Double, Double, Double, Double)
 
     init(_ grid: GridLayout, column: Int, row: Int) {
-        lowX = grid.minX(column) - 2 * GridLayout.margin
-        highX = grid.minX(column + 1) + 2 * GridLayout.margin
-        lowY = grid.minY(row) - 2 * GridLayout.margin
-        highY = grid.minY(row + 1) + 2 * GridLayout.margin
-        centerX = grid.centerX(column)
-        centerY = grid.centerY(row)
+        let pad = 2 * GridLayout.margin
+        xs = (grid.minX(column) - pad, grid.quadrantCenterX(column, east: 0), grid.centerX(column),
+              grid.quadrantCenterX(column, east: 1), grid.minX(column + 1) + pad)
+        ys = (grid.minY(row) - pad, grid.quadrantCenterY(row, north: 0), grid.centerY(row),
+              grid.quadrantCenterY(row, north: 1), grid.minY(row + 1) + pad)
     }
 
-    /// The quadrants whose closed rectangle the edge's box meets (bit k for quadrant k).
+    /// The sub-cells whose closed rectangle the edge's box meets (bit i + 4j for sub-cell i + 4j): those
+    /// of the columns i whose x-interval the edge's x-extent meets and of the rows j whose y-interval its
+    /// y-extent meets.
     @inline(__always)
     func mask(_ e: PolygonEdge) -> UInt32 {
         let minX = min(e.ax, e.bx), maxX = max(e.ax, e.bx), minY = min(e.ay, e.by), maxY = max(e.ay, e.by)
-        let west = minX <= centerX && maxX >= lowX, east = maxX >= centerX && minX <= highX
-        let south = minY <= centerY && maxY >= lowY, north = maxY >= centerY && minY <= highY
-        var mask: UInt32 = 0
-        if west && south { mask |= 1 }
-        if east && south { mask |= 2 }
-        if west && north { mask |= 4 }
-        if east && north { mask |= 8 }
-        return mask
+        // Column i holds the bits 0x1111 << i, row j the bits 0xf << 4j.
+        var columns: UInt32 = 0
+        if minX <= xs.1 && maxX >= xs.0 { columns |= 0x1111 }
+        if minX <= xs.2 && maxX >= xs.1 { columns |= 0x2222 }
+        if minX <= xs.3 && maxX >= xs.2 { columns |= 0x4444 }
+        if minX <= xs.4 && maxX >= xs.3 { columns |= 0x8888 }
+        var rows: UInt32 = 0
+        if minY <= ys.1 && maxY >= ys.0 { rows |= 0x000f }
+        if minY <= ys.2 && maxY >= ys.1 { rows |= 0x00f0 }
+        if minY <= ys.3 && maxY >= ys.2 { rows |= 0x0f00 }
+        if minY <= ys.4 && maxY >= ys.3 { rows |= 0xf000 }
+        return columns & rows
     }
 }

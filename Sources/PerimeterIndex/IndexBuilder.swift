@@ -51,7 +51,7 @@ struct IndexBuilder {
     /// Entries in emission order (ascending region), with their cells.
     var pendingCells: [UInt32] = []
     var pendingEntries: [CellEntry] = []
-    /// The record store: each parity entry's records (``emitBoundary(cell:region:inside:reference:shifted:_:)``).
+    /// The record store: each parity entry's records (``emitBoundary(cell:region:inside:reference:_:)``).
     var records: [CellRecord] = []
 
     // Scratch buffers reused across polygons.

@@ -2,8 +2,9 @@ import PerimeterGeometry
 
 extension RegionIndex {
     /// Whether the point is inside the polygon of the entry whose header is `header` and whose records
-    /// (reference point if not the cell's centre `centerX`, `centerY`, then chains of vertices) are
-    /// `records[start ..< end]`: the answer of ``exactParity(_:_:_:_:_:_:_:_:)``, computed without calls.
+    /// (the stored reference point if any, else the reference is the centre `centerX`, `centerY` of the
+    /// point's quadrant, whose parity is the header's `parityBit`; then chains of vertices) are
+    /// `records[start ..< end]`: the answer of ``exactParity(_:_:_:_:_:_:_:_:_:)``, computed without calls.
     ///
     /// Per edge, the box test (is the edge strictly beside the box of the segment c–q?) runs on both
     /// coordinates at once: the edge's box from a lane-wise maximum and minimum, its two gaps to the box
@@ -14,16 +15,16 @@ extension RegionIndex {
     /// certain, the crossing rule needs nothing else (q is not on the edge, which would make o(a, b, q)
     /// zero, and neither end is on the line c–q), and the parity toggles without a branch on the
     /// signs. When one is not, an edge with both ends certainly on one side of the line c–q is done;
-    /// otherwise the entry goes to ``exactParity(_:_:_:_:_:_:_:_:)``, which decides everything with the
+    /// otherwise the entry goes to ``exactParity(_:_:_:_:_:_:_:_:_:)``, which decides everything with the
     /// exact predicates: the answer never depends on a guess.
     /// `reachPerBound` and `twoSides` are the grid's factors of ``IndexBuilder/edgeLineBound(_:)``.
     @inline(__always)
     static func parity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
-                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double,
+                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double, _ parityBit: UInt64,
                        _ reachPerBound: Double, _ twoSides: Double) -> Bool {
         let bound = header.bound
         let lineBound = IndexBuilder.edgeLineBound(bound * reachPerBound + twoSides)
-        var (cx, cy, first, inside) = reference(header, records, start, centerX, centerY)
+        var (cx, cy, first, inside) = reference(header, records, start, centerX, centerY, parityBit)
         let dqx = qx - cx, dqy = qy - cy
         let lower = SIMD2(Swift.min(cx, qx), Swift.min(cy, qy))
         let upper = SIMD2(Swift.max(cx, qx), Swift.max(cy, qy))
@@ -55,7 +56,7 @@ extension RegionIndex {
             guard Swift.abs(d1) > bound, Swift.abs(d2) > bound, Swift.abs(d3) > lineBound, Swift.abs(d4) > lineBound else {
                 // Both strictly on one side of the line c–q: neither crossed nor touching q.
                 if (d1 > bound && d2 > bound) || (d1 < -bound && d2 < -bound) { continue }
-                return exactParity(header, records, start, end, qx, qy, centerX, centerY)
+                return exactParity(header, records, start, end, qx, qy, centerX, centerY, parityBit)
             }
             // Certain signs: the edge crosses the segment exactly when a and b lie on opposite sides of the
             // line c–q and c and q on opposite sides of the edge's line (a coin toss for the edges that
@@ -66,7 +67,8 @@ extension RegionIndex {
     }
 
     /// Whether the point is inside the polygon of the entry whose header is `header` and whose records
-    /// (reference point if not the cell's centre `centerX`, `centerY`, then chains of vertices) are
+    /// (the stored reference point if any, else the reference is the centre `centerX`, `centerY` of the
+    /// point's quadrant, whose parity is the header's `parityBit`; then chains of vertices) are
     /// `records[start ..< end]`: on one of its edges, or an odd number of exact crossings away from the
     /// reference point's parity.
     ///
@@ -77,13 +79,13 @@ extension RegionIndex {
     /// (``IndexBuilder/orientationBound(side:reach:)``); only a determinant within the bound asks the
     /// exact predicate, so every sign is exact.
     ///
-    /// ``parity(_:_:_:_:_:_:_:_:)`` hands an entry here when a determinant it needs is too close to zero
+    /// ``parity(_:_:_:_:_:_:_:_:_:_:_:)`` hands an entry here when a determinant it needs is too close to zero
     /// for its sign to be certain (or the point lies on an edge).
     @inline(never)
     static func exactParity(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int, _ end: Int,
-                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double) -> Bool {
+                       _ qx: Double, _ qy: Double, _ centerX: Double, _ centerY: Double, _ parityBit: UInt64) -> Bool {
         let bound = header.bound
-        var (cx, cy, first, inside) = reference(header, records, start, centerX, centerY)
+        var (cx, cy, first, inside) = reference(header, records, start, centerX, centerY, parityBit)
         let dqx = qx - cx, dqy = qy - cy
         // The box of the segment c–q. An edge whose box lies strictly beside it can neither cross the
         // segment (nor its infinitesimally shifted copy) nor hold q: a few comparisons reject most
@@ -128,11 +130,13 @@ extension RegionIndex {
         return inside
     }
 
-    /// The entry's reference point c (its stored one when flagged, else the cell's centre), the index of
-    /// its first vertex record, and c's parity: where both parity loops start.
+    /// The entry's reference point c (its stored one when flagged, else the centre of the point's quadrant
+    /// of the cell), the index of its first vertex record, and c's parity (the header's `parityBit`):
+    /// where both parity loops start.
     @inline(__always)
     static func reference(_ header: CellRecord, _ records: UnsafeBufferPointer<CellRecord>, _ start: Int,
-                          _ centerX: Double, _ centerY: Double) -> (x: Double, y: Double, first: Int, inside: Bool) {
+                          _ centerX: Double, _ centerY: Double, _ parityBit: UInt64)
+        -> (x: Double, y: Double, first: Int, inside: Bool) {
         // Written as the loops had it inline (assignments under one condition, not two returns): the
         // returns made the compiler branch differently, +0.8 % instructions a query.
         let flags = header.flags
@@ -142,7 +146,8 @@ extension RegionIndex {
             reference.y = records[start].y
             reference.first += 1
         }
-        reference.inside = flags & CellEntry.insideFlag != 0
+        // The quadrant's parity; an entry with a stored reference point has its parity in all four bits.
+        reference.inside = header.x.bitPattern & parityBit != 0
         return reference
     }
 }

@@ -175,15 +175,19 @@ public struct RegionIndex: Sendable {
         let (first, end) = cellStart.withUnsafeBufferPointer { (Int($0[cell]), Int($0[cell &+ 1])) }
         guard first < end else { return 0 }
         let qx = point.longitude, qy = point.latitude
-        // The reference point of the entries that store none.
-        let centerX = grid.centerX(column), centerY = grid.centerY(row)
-        // The point's quadrant bit in a header's bit pattern: an entry without it set has no edge to
-        // read here (no edges at all, or none near the segment from the centre to the point). Both
-        // comparisons at once (one mask, no branch); a point on a centre line takes the east or north
-        // half, which holds the segment's box as the other would.
-        let westOrSouth = SIMD2(qx, qy) .< SIMD2(centerX, centerY)
-        let quadrant = (westOrSouth[0] ? 0 : 1) | (westOrSouth[1] ? 0 : 2)
-        let quadrantBit = UInt64(1) &<< (CellRecord.quadrantShift &+ UInt64(truncatingIfNeeded: quadrant))
+        // The point's quadrant (east by qx ≥ the cell's centre, north by qy ≥ it), whose centre is the
+        // reference point of the entries that store none, and its sub-cell of that quadrant (by q ≥ the
+        // quadrant's centre): comparisons and arithmetic, no branch (the quadrant's centre takes its half
+        // as the number 0 or 1). A point on a line takes the east or north side, whose sub-cell holds the
+        // segment from that side's centre to it as the other would (``CellRecord/subCellCount``).
+        let east = qx >= grid.centerX(column) ? 1 : 0, north = qy >= grid.centerY(row) ? 1 : 0
+        let centerX = grid.quadrantCenterX(column, east: east), centerY = grid.quadrantCenterY(row, north: north)
+        let beyond = SIMD2(qx, qy) .>= SIMD2(centerX, centerY)
+        let quadrant = east | north << 1
+        let subCell = east << 1 | (beyond[0] ? 1 : 0) | north << 3 | (beyond[1] ? 4 : 0)
+        // An entry's bit of the sub-cell in its box mask, and of the quadrant in its parities.
+        let subCellBit = UInt64(1) &<< UInt64(truncatingIfNeeded: subCell)
+        let parityBit = UInt64(1) &<< (CellRecord.quadrantParityShift &+ UInt64(truncatingIfNeeded: quadrant))
         // The factors of the entries' bounds for c and q against an edge's line
         // (``IndexBuilder/edgeLineBound(_:)``).
         let reachPerBound = grid.inverseSide * IndexBuilder.reachPerBoundSide, twoSides = 2 * grid.side
@@ -204,9 +208,9 @@ public struct RegionIndex: Sendable {
                     i = bodyStart &+ header.count
                     metaUnion |= meta
                     if !hit {
-                        hit = meta & quadrantBit == 0
-                            ? header.flags & CellEntry.insideFlag != 0
-                            : Self.parity(header, records, bodyStart, i, qx, qy, centerX, centerY,
+                        hit = header.x.bitPattern & subCellBit == 0
+                            ? header.x.bitPattern & parityBit != 0
+                            : Self.parity(header, records, bodyStart, i, qx, qy, centerX, centerY, parityBit,
                                           reachPerBound, twoSides)
                     }
                     if i >= end { break }

@@ -24,18 +24,22 @@ import Testing
         let grid = index.grid
         let reachPerBound = grid.inverseSide * IndexBuilder.reachPerBoundSide
         var checked = 0
-        for (cell, at, header) in QuadrantMaskTests.headers(index) where header.count > 0 {
+        for (cell, at, header) in BoxMaskTests.headers(index) where header.count > 0 {
             let column = cell % grid.columns, row = cell / grid.columns
             var first = at + 1
-            var cx = grid.centerX(column), cy = grid.centerY(row)
+            // Every reference point a query may start at: each quadrant's centre, or the stored point.
+            var references = (0 ..< 4).map { k in
+                (x: grid.quadrantCenterX(column, east: k & 1), y: grid.quadrantCenterY(row, north: k >> 1 & 1))
+            }
             if header.flags & CellEntry.shiftedReferenceFlag != 0 {
-                cx = index.records[at + 1].x
-                cy = index.records[at + 1].y
+                references = [(x: index.records[at + 1].x, y: index.records[at + 1].y)]
                 first += 1
             }
             var reach = 0.0
             for k in first ..< (at + 1 + header.count) where !index.records[k].isChainBreak {
-                reach = max(reach, abs(index.records[k].x - cx), abs(index.records[k].y - cy))
+                for c in references {
+                    reach = max(reach, abs(index.records[k].x - c.x), abs(index.records[k].y - c.y))
+                }
             }
             let derived = header.bound * reachPerBound
             #expect(derived >= reach, "entry at \(at): derived reach \(derived) < \(reach)")
@@ -82,7 +86,7 @@ import Testing
         var rng = SplitMix64(seed: 91)
         var points: [Coordinate] = []
         for (column, row) in cells {
-            points += QuadrantMaskTests.cellPoints(grid, column: column, row: row, using: &rng)
+            points += BoxMaskTests.cellPoints(grid, column: column, row: row, using: &rng)
             let cx = grid.centerX(column), cy = grid.centerY(row)
             for k in [0.5, 1, 2, 2.5, 3, 3.5] {
                 for d in [-h / 2, 0, h / 2] {
