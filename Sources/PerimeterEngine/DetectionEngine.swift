@@ -242,25 +242,32 @@ public struct DetectionEngine: Sendable {
         // of `self`, the compiler copied it (its id retained, through the value witness) and destroyed
         // the copy at the end, ≈ 95 instructions per update.
         withUnsafePointer(to: update.device) { device in
-            process(deviceAt: device, time: update.time, coordinate: update.coordinate,
-                    accuracy: update.horizontalAccuracy, handle: &handle, into: &events)
+            withUnsafeMutablePointer(to: &handle) { handle in
+                process(deviceAt: device, time: update.time, coordinate: update.coordinate,
+                        accuracy: update.horizontalAccuracy, handle: handle, into: &events)
+            }
         }
     }
 
     /// ``process(_:into:)`` of the update at `update` (an element of a batch), its id read in place.
+    /// No handle: the id is resolved (a fresh handle was checked and then filled in for nothing, ≈ 10
+    /// instructions per update).
     @inline(__always)
     mutating func process(updateAt update: UnsafePointer<LocationUpdate>, into events: inout [GeofenceEvent]) -> Rejection? {
-        var handle = DeviceHandle()
-        return process(updateAt: update, handle: &handle, into: &events)
+        process(deviceAt: update.pointer(to: \.device)!, time: update.pointee.time,
+                coordinate: update.pointee.coordinate, accuracy: update.pointee.horizontalAccuracy,
+                handle: nil, into: &events)
     }
 
     /// ``process(_:handle:into:)`` of the update at `update` (an element of a batch), its id read in place.
     @inline(__always)
     mutating func process(updateAt update: UnsafePointer<LocationUpdate>, handle: inout DeviceHandle,
                           into events: inout [GeofenceEvent]) -> Rejection? {
-        process(deviceAt: update.pointer(to: \.device)!, time: update.pointee.time,
-                coordinate: update.pointee.coordinate, accuracy: update.pointee.horizontalAccuracy,
-                handle: &handle, into: &events)
+        withUnsafeMutablePointer(to: &handle) { handle in
+            process(deviceAt: update.pointer(to: \.device)!, time: update.pointee.time,
+                    coordinate: update.pointee.coordinate, accuracy: update.pointee.horizontalAccuracy,
+                    handle: handle, into: &events)
+        }
     }
 
     /// ``process(_:handle:into:)`` on the fields of an update that the engine reads.
@@ -269,8 +276,10 @@ public struct DetectionEngine: Sendable {
     /// buffer, it was copied for the call (a retain and a release per update: ≈ 10 instructions for an id
     /// stored in its string's value, more for one on the heap). The common path reads its words for the hash
     /// and compares it with the slot's id in place; a rejection, a new device and the stream options copy it.
+    /// `handle` is the caller's ``DeviceHandle``, checked and corrected as ``process(_:handle:into:)``
+    /// says, or `nil` to resolve the id without one.
     mutating func process(deviceAt device: UnsafePointer<DeviceID>, time: Date, coordinate original: Coordinate,
-                          accuracy: Double?, handle: inout DeviceHandle,
+                          accuracy: Double?, handle: UnsafeMutablePointer<DeviceHandle>?,
                           into events: inout [GeofenceEvent]) -> Rejection? {
         let t = time.timeIntervalSince1970
         guard LocationUpdate.acceptedTimes.contains(t) else {
@@ -283,11 +292,11 @@ public struct DetectionEngine: Sendable {
         }
 
         let deviceSlot: Int32
-        if holds(handle, deviceAt: device) {
-            deviceSlot = handle.slot
+        if let handle, holds(handle.pointee, deviceAt: device) {
+            deviceSlot = handle.pointee.slot
         } else {
             deviceSlot = resolve(deviceAt: device)
-            handle = DeviceHandle(slot: deviceSlot)
+            handle?.pointee = DeviceHandle(slot: deviceSlot)
         }
         if usesStreamOptions {
             return intake(device.pointee, deviceSlot: deviceSlot, date: time, time: t, coordinate: coordinate,
