@@ -937,8 +937,9 @@ struct DeviceRecord: Sendable {
     var hasUpdates: Bool { smallUpdateCount != 0 }
 }
 
-/// One device's presence while an update or a timer edits it: its record, its update count, its fence
-/// list as an array and its instant visits.
+/// One device's presence while the options path (an update or a timer) edits it, or a snapshot reads it:
+/// its record, its update count, its fence list as an array and its instant visits. The default path
+/// edits the record and the pool in place instead (``DetectionEngine/evaluateChange(deviceSlot:time:coordinate:into:)``).
 struct DeviceState: Sendable {
     /// The id, last time and position (its count and list fields are not read while the state is taken).
     var record: DeviceRecord
@@ -970,14 +971,15 @@ struct DeviceState: Sendable {
         set { record.lastCoordinate = newValue }
     }
 
-    /// Which visit of the fence in `slot` beginning at `time` a visit beginning now is
-    /// (``Swift/Array/ordinal(ofVisitTo:at:)``).
+    /// Which visit of the fence in `slot` beginning at `time` a visit beginning now is (the
+    /// `ordinal(ofVisitTo:at:)` of its instant visits).
     @inline(__always)
     func ordinal(ofVisitTo slot: FenceSet.Slot, at time: Double) -> UInt32 {
         instantVisits.ordinal(ofVisitTo: slot, at: time)
     }
 
-    /// Remembers that the visit `m` ended at its entry time (``Swift/Array/noteInstantVisit(_:keepingFrom:)``).
+    /// Remembers that the visit `m` ended at its entry time (the `noteInstantVisit(_:keepingFrom:)` of its
+    /// instant visits).
     mutating func noteInstantVisit(_ m: Membership, keepingFrom threshold: Double) {
         instantVisits.noteInstantVisit(m, keepingFrom: threshold)
     }
