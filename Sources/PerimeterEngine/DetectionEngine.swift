@@ -65,6 +65,9 @@ public struct DetectionEngine: Sendable {
 
     /// The engine's settings.
     public let configuration: Configuration
+    /// ``Configuration/usesStreamOptions`` of ``configuration``, kept: every update reads it (computed, it
+    /// was a load and compare of the window and a load of the flag, ≈ 6 instructions).
+    let usesStreamOptions: Bool
     /// Counters since the engine was created.
     public internal(set) var statistics = Statistics()
 
@@ -91,8 +94,9 @@ public struct DetectionEngine: Sendable {
     /// ``FenceSet/slots(containing:into:)`` and read in place. Copies of the engine share it until one
     /// queries, which then gets its own (``FenceSet/SlotBuffer`` copies on write).
     var scratch = FenceSet.SlotBuffer(capacity: 64)
-    /// The reused buffer of ``evaluateChange(deviceSlot:time:coordinate:into:)``'s new fence list.
-    /// Empty between updates.
+    /// The reused buffer of ``evaluateChange(deviceSlot:time:coordinate:into:)``'s new fence list,
+    /// written by index: its count is its room (what the largest change needed), not a list's length,
+    /// and its entries between updates are left-overs nobody reads.
     var keptScratch: [Membership] = []
 
     // Option state, kept apart from the default path's (see DetectionEngine+Options.swift).
@@ -123,6 +127,7 @@ public struct DetectionEngine: Sendable {
     public init(fences: FenceSet = FenceSet(), configuration: Configuration = Configuration()) {
         self.fences = fences
         self.configuration = configuration
+        usesStreamOptions = configuration.usesStreamOptions
         self.fences.prepare()
         if !configuration.options.isOff || self.fences.containsFenceOptions {
             usesOptions = true
@@ -237,25 +242,32 @@ public struct DetectionEngine: Sendable {
         // of `self`, the compiler copied it (its id retained, through the value witness) and destroyed
         // the copy at the end, ≈ 95 instructions per update.
         withUnsafePointer(to: update.device) { device in
-            process(deviceAt: device, time: update.time, coordinate: update.coordinate,
-                    accuracy: update.horizontalAccuracy, handle: &handle, into: &events)
+            withUnsafeMutablePointer(to: &handle) { handle in
+                process(deviceAt: device, time: update.time, coordinate: update.coordinate,
+                        accuracy: update.horizontalAccuracy, handle: handle, into: &events)
+            }
         }
     }
 
     /// ``process(_:into:)`` of the update at `update` (an element of a batch), its id read in place.
+    /// No handle: the id is resolved (a fresh handle was checked and then filled in for nothing, ≈ 10
+    /// instructions per update).
     @inline(__always)
     mutating func process(updateAt update: UnsafePointer<LocationUpdate>, into events: inout [GeofenceEvent]) -> Rejection? {
-        var handle = DeviceHandle()
-        return process(updateAt: update, handle: &handle, into: &events)
+        process(deviceAt: update.pointer(to: \.device)!, time: update.pointee.time,
+                coordinate: update.pointee.coordinate, accuracy: update.pointee.horizontalAccuracy,
+                handle: nil, into: &events)
     }
 
     /// ``process(_:handle:into:)`` of the update at `update` (an element of a batch), its id read in place.
     @inline(__always)
     mutating func process(updateAt update: UnsafePointer<LocationUpdate>, handle: inout DeviceHandle,
                           into events: inout [GeofenceEvent]) -> Rejection? {
-        process(deviceAt: update.pointer(to: \.device)!, time: update.pointee.time,
-                coordinate: update.pointee.coordinate, accuracy: update.pointee.horizontalAccuracy,
-                handle: &handle, into: &events)
+        withUnsafeMutablePointer(to: &handle) { handle in
+            process(deviceAt: update.pointer(to: \.device)!, time: update.pointee.time,
+                    coordinate: update.pointee.coordinate, accuracy: update.pointee.horizontalAccuracy,
+                    handle: handle, into: &events)
+        }
     }
 
     /// ``process(_:handle:into:)`` on the fields of an update that the engine reads.
@@ -264,28 +276,29 @@ public struct DetectionEngine: Sendable {
     /// buffer, it was copied for the call (a retain and a release per update: ≈ 10 instructions for an id
     /// stored in its string's value, more for one on the heap). The common path reads its words for the hash
     /// and compares it with the slot's id in place; a rejection, a new device and the stream options copy it.
+    /// `handle` is the caller's ``DeviceHandle``, checked and corrected as ``process(_:handle:into:)``
+    /// says, or `nil` to resolve the id without one.
     mutating func process(deviceAt device: UnsafePointer<DeviceID>, time: Date, coordinate original: Coordinate,
-                          accuracy: Double?, handle: inout DeviceHandle,
+                          accuracy: Double?, handle: UnsafeMutablePointer<DeviceHandle>?,
                           into events: inout [GeofenceEvent]) -> Rejection? {
         let t = time.timeIntervalSince1970
         guard LocationUpdate.acceptedTimes.contains(t) else {
             statistics.rejectedUpdates += 1
             return .invalidTime(device: device.pointee, time: t)
         }
-        guard var coordinate = Self.normalised(original) else {
+        guard let coordinate = Self.normalised(original) else {
             statistics.rejectedUpdates += 1
             return .invalidCoordinate(device: device.pointee, coordinate: original)
         }
-        if coordinate.longitude == 180 { coordinate.longitude = -180 }
 
         let deviceSlot: Int32
-        if holds(handle, deviceAt: device) {
-            deviceSlot = handle.slot
+        if let handle, holds(handle.pointee, deviceAt: device) {
+            deviceSlot = handle.pointee.slot
         } else {
             deviceSlot = resolve(deviceAt: device)
-            handle = DeviceHandle(slot: deviceSlot)
+            handle?.pointee = DeviceHandle(slot: deviceSlot)
         }
-        if configuration.usesStreamOptions {
+        if usesStreamOptions {
             return intake(device.pointee, deviceSlot: deviceSlot, date: time, time: t, coordinate: coordinate,
                           accuracy: accuracy, into: &events)
         }
@@ -445,8 +458,8 @@ public struct DetectionEngine: Sendable {
         if configuration.reorderWindow > 0 { releaseBuffered(slot, upTo: now - configuration.reorderWindow, into: &events) }
         let d = Int(slot)
         guard devices[d].hasUpdates else { return }
-        var state = takeState(d)
         if usesOptions {
+            var state = takeState(d)
             var opt = optionStates.removeValue(forKey: slot) ?? freshOptionState(for: state)
             var list: [KeyedEvent] = []
             runDue(&state, &opt, until: now, only: nil, coordinate: state.lastCoordinate, into: &list)
@@ -459,8 +472,8 @@ public struct DetectionEngine: Sendable {
             return
         }
         // Its pending timers stay in the heap; they find the dwell fired and do nothing.
-        fireDueDwells(of: &state, by: now, coordinate: state.lastCoordinate, into: &events)
-        store(state, at: d)
+        fireDueDwells(inList: devices[d].presence, ofSlot: d, by: now, coordinate: devices[d].lastCoordinate,
+                      into: &events)
     }
 
     /// Fires every dwell that falls due by `time` and returns the events.
@@ -583,62 +596,88 @@ public struct DetectionEngine: Sendable {
 
     /// ``evaluate(deviceSlot:time:coordinate:into:)`` of an update that is not unchanged: dwells,
     /// exits and entries, and the device's new fence list.
+    ///
+    /// The old list is read where it lies in ``presencePool`` (due dwells are marked there, and the merge
+    /// reads it in place); only the new list is written, into ``keptScratch`` and then into the pool. The
+    /// device's record is changed in place. (Taking the device's state out as a ``DeviceState`` and
+    /// storing it back — the list copied into an array, the reused arrays cleared, the state destroyed —
+    /// cost ≈ 400 instructions of every changed update.)
     @inline(never)
     mutating func evaluateChange(deviceSlot: Int32, time t: Double, coordinate: Coordinate,
                                  into events: inout [GeofenceEvent]) {
         let d = Int(deviceSlot)
-        var state = takeState(d)
-        if !state.instantVisits.isEmpty { state.instantVisits.removeAll { $0.entryTime < t } }  // no visit begins before t
+        let list = devices[d].presence
+        let oldCount = presencePool.count(list)
+        let newCount = scratch.count
+        // The device's accepted updates before this one: the sequence of the visits it begins now.
+        let sequence = updateCount(ofSlot: d)
+        var visits: [InstantVisit] = []
+        if !instantVisits.isEmpty, let taken = instantVisits.removeValue(forKey: deviceSlot) {
+            visits = taken
+            visits.removeAll { $0.entryTime < t }  // no visit begins before t
+        }
 
         // 1. Dwells due by t, ordered by time then fence id. None can be due when no fence sets a dwell
         // time and the engine has no default: the call (≈ 135) is skipped.
-        if configuration.defaultDwellTime != nil || fences.containsDwellTimes {
-            fireDueDwells(of: &state, by: t, coordinate: coordinate, into: &events)
+        if oldCount > 0, configuration.defaultDwellTime != nil || fences.containsDwellTimes {
+            fireDueDwells(inList: list, ofSlot: d, by: t, coordinate: coordinate, into: &events)
         }
 
         // 2 and 3. Merge the old and new (ascending) slot lists. Exits and entries go straight to
-        // `events`, in slot order, and are put in order below; the new list is built in a reused buffer:
-        // no allocation once it is warm.
+        // `events`, in slot order, and are put in order below; the new list is written into a reused
+        // buffer of at least `oldCount + newCount` entries, by index: no allocation once it is warm, and
+        // nothing to clear afterwards (the entries past the new list are never read).
         var kept = keptScratch
         keptScratch = []  // moved out, so the buffer stays uniquely referenced
+        if kept.count < oldCount + newCount {
+            kept.append(contentsOf: repeatElement(Membership(slot: 0, entryTime: 0, visitSequence: 0, ordinal: 0),
+                                                  count: oldCount + newCount - kept.count))
+        }
         let exitStart = events.count
-        var i = 0, j = 0
-        while i < state.inside.count || j < scratch.count {
-            let old = i < state.inside.count ? state.inside[i].slot : .max
-            let new = j < scratch.count ? scratch[j] : .max
-            if old == new {
-                if fences.isActive(slot: old, at: t) { kept.append(state.inside[i]) }
-                i += 1; j += 1
-            } else if old < new {
-                let m = state.inside[i]
-                i += 1
-                // Removed or expired fences drop their presence silently.
-                let traits = fences.traits(ofSlot: m.slot)
-                guard traits.exists, t < traits.expiry else { continue }
-                if m.entryTime == t { state.noteInstantVisit(m, keepingFrom: t) }
-                if traits.events.contains(.exit), let fence = fences.id(ofSlot: m.slot) {
-                    statistics.exits += 1
-                    // Made whole in the call: an event set after it was a copy and a destroy (≈ 210).
-                    events.append(makeEvent(.exit, fence: fence, device: state.id, membership: m, time: t,
-                                            coordinate: coordinate, timeInside: t - m.entryTime))
-                }
-            } else {
-                j += 1
-                let traits = fences.traits(ofSlot: new)
-                guard traits.exists, t < traits.expiry else { continue }
-                let m = Membership(slot: new, entryTime: t, visitSequence: state.updateCount,
-                                   ordinal: state.ordinal(ofVisitTo: new, at: t))
-                kept.append(m)
-                if let dwell = traits.dwellTime(or: configuration.defaultDwellTime) {
-                    timers.push(DwellTimer(due: t + dwell, device: deviceSlot, slot: new,
-                                           visitSequence: m.visitSequence))
-                }
-                if traits.events.contains(.entry), let fence = fences.id(ofSlot: new) {
-                    statistics.entries += 1
-                    events.append(makeEvent(.entry, fence: fence, device: state.id, membership: m, time: t,
-                                            coordinate: coordinate))
+        let keptCount = kept.withUnsafeMutableBufferPointer { kept in
+            var n = 0, i = 0, j = 0
+            while i < oldCount || j < newCount {
+                let old = i < oldCount ? presencePool[list, i].slot : .max
+                let new = j < newCount ? scratch[j] : .max
+                if old == new {
+                    if fences.isActive(slot: old, at: t) {
+                        kept[n] = presencePool[list, i]
+                        n += 1
+                    }
+                    i += 1; j += 1
+                } else if old < new {
+                    let m = presencePool[list, i]
+                    i += 1
+                    // Removed or expired fences drop their presence silently.
+                    let traits = fences.traits(ofSlot: m.slot)
+                    guard traits.exists, t < traits.expiry else { continue }
+                    if m.entryTime == t { visits.noteInstantVisit(m, keepingFrom: t) }
+                    if traits.events.contains(.exit), let fence = fences.id(ofSlot: m.slot) {
+                        statistics.exits += 1
+                        // Made whole in the call: an event set after it was a copy and a destroy (≈ 210).
+                        events.append(makeEvent(.exit, fence: fence, device: devices[d].id, membership: m, time: t,
+                                                coordinate: coordinate, timeInside: t - m.entryTime))
+                    }
+                } else {
+                    j += 1
+                    let traits = fences.traits(ofSlot: new)
+                    guard traits.exists, t < traits.expiry else { continue }
+                    let m = Membership(slot: new, entryTime: t, visitSequence: sequence,
+                                       ordinal: visits.ordinal(ofVisitTo: new, at: t))
+                    kept[n] = m
+                    n += 1
+                    if let dwell = traits.dwellTime(or: configuration.defaultDwellTime) {
+                        timers.push(DwellTimer(due: t + dwell, device: deviceSlot, slot: new,
+                                               visitSequence: m.visitSequence))
+                    }
+                    if traits.events.contains(.entry), let fence = fences.id(ofSlot: new) {
+                        statistics.entries += 1
+                        events.append(makeEvent(.entry, fence: fence, device: devices[d].id, membership: m, time: t,
+                                                coordinate: coordinate))
+                    }
                 }
             }
+            return n
         }
         // Exits by fence id, then entries by fence id. No two have the same kind and fence (each slot
         // is met once, and a fence has one slot), so the unstable sort's order is the only one.
@@ -648,11 +687,12 @@ public struct DetectionEngine: Sendable {
             }
         }
 
-        swap(&state.inside, &kept)  // the new list in; the old one's buffer is the next update's `kept`
-        state.finish(time: t, coordinate: coordinate)
-        store(state, at: d)
-        kept.removeAll(keepingCapacity: true)
+        kept.withUnsafeBufferPointer { kept in
+            presencePool.replace(&devices[d].presence, with: UnsafeBufferPointer(rebasing: kept[..<keptCount]))
+        }
         keptScratch = kept
+        if !visits.isEmpty { instantVisits[deviceSlot] = visits }
+        finish(slot: d, time: t, coordinate: coordinate)
     }
 
     /// Whether an update at `t` inside exactly the slots in ``scratch`` changes nothing for device `d`
@@ -669,8 +709,10 @@ public struct DetectionEngine: Sendable {
         let count = presencePool.count(list)
         guard count == scratch.count else { return false }
         guard count > 0 else { return true }
-        // A fence that sets no dwell, with no engine default, is never due: +infinity.
+        // A fence that sets no dwell, with no engine default, is never due: +infinity. With no dwell time
+        // anywhere none is due, and the test is skipped (≈ 10 instructions per membership).
         let defaultDwell = configuration.defaultDwellTime ?? .infinity
+        let dwells = configuration.defaultDwellTime != nil || fences.containsDwellTimes
         return presencePool.withMembers(of: list) { members in
             scratch.withUnsafeBufferPointer { slots in
                 fences.withUnsafeTraits { traits in
@@ -679,7 +721,7 @@ public struct DetectionEngine: Sendable {
                         guard m.slot == slots[i], UInt(bitPattern: Int(m.slot)) < UInt(traits.count) else { return false }
                         let fence = traits[Int(m.slot)]
                         guard fence.exists, t < fence.expiry else { return false }
-                        if !m.hasDwelled, m.entryTime + fence.dwellTime(or: defaultDwell) <= t { return false }
+                        if dwells, !m.hasDwelled, m.entryTime + fence.dwellTime(or: defaultDwell) <= t { return false }
                     }
                     return true
                 }
@@ -687,18 +729,21 @@ public struct DetectionEngine: Sendable {
         }
     }
 
-    /// Appends the dwells of `state` due by `t` (time order, then fence id) and marks them fired.
-    private mutating func fireDueDwells(of state: inout DeviceState, by t: Double, coordinate: Coordinate,
-                                        into events: inout [GeofenceEvent]) {
+    /// Appends the dwells due by `t` of device `d`, whose fence list is `list`, (time order, then fence
+    /// id) and marks them fired in the pool.
+    private mutating func fireDueDwells(inList list: PresencePool.List, ofSlot d: Int, by t: Double,
+                                        coordinate: Coordinate, into events: inout [GeofenceEvent]) {
         let start = events.count
-        for i in state.inside.indices where !state.inside[i].hasDwelled {
-            let traits = fences.traits(ofSlot: state.inside[i].slot)
+        for i in 0..<presencePool.count(list) where !presencePool[list, i].hasDwelled {
+            var m = presencePool[list, i]
+            let traits = fences.traits(ofSlot: m.slot)
             guard traits.exists, let dwell = traits.dwellTime(or: configuration.defaultDwellTime) else { continue }
-            let due = state.inside[i].entryTime + dwell
+            let due = m.entryTime + dwell
             guard due <= t else { continue }
-            state.inside[i].hasDwelled = true
-            if traits.events.contains(.dwell), due < traits.expiry, let fence = fences.id(ofSlot: state.inside[i].slot) {
-                events.append(makeEvent(.dwell, fence: fence, device: state.id, membership: state.inside[i],
+            presencePool.markDwelled(list, i)
+            m.hasDwelled = true
+            if traits.events.contains(.dwell), due < traits.expiry, let fence = fences.id(ofSlot: m.slot) {
+                events.append(makeEvent(.dwell, fence: fence, device: devices[d].id, membership: m,
                                         time: due, coordinate: coordinate))
             }
         }
@@ -770,7 +815,8 @@ public struct DetectionEngine: Sendable {
                       reason: reason, fenceSlot: m.slot)
     }
 
-    /// `c` with its longitude wrapped into ±180°, or `nil` when it is no position on Earth.
+    /// `c` with its longitude wrapped into [−180°, 180°) (180° itself is −180°), or `nil` when it is no
+    /// position on Earth.
     @inline(__always)
     private static func normalised(_ c: Coordinate) -> Coordinate? {
         // Most positions need nothing (NaN fails both comparisons): no call for them.
@@ -778,11 +824,16 @@ public struct DetectionEngine: Sendable {
         return normalisedOutlying(c)
     }
 
+    /// ``normalised(_:)`` of a position outside the common case (a longitude of ±180° or beyond, or no
+    /// position at all).
     private static func normalisedOutlying(_ c: Coordinate) -> Coordinate? {
         guard c.latitude.isFinite, c.longitude.isFinite, abs(c.latitude) <= 90 else { return nil }
-        guard abs(c.longitude) > 180 else { return c }
-        var lon = c.longitude.truncatingRemainder(dividingBy: 360)
-        if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
+        var lon = c.longitude
+        if abs(lon) > 180 {
+            lon = lon.truncatingRemainder(dividingBy: 360)
+            if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
+        }
+        if lon == 180 { lon = -180 }
         return Coordinate(latitude: c.latitude, longitude: lon)
     }
 }
@@ -886,8 +937,9 @@ struct DeviceRecord: Sendable {
     var hasUpdates: Bool { smallUpdateCount != 0 }
 }
 
-/// One device's presence while an update or a timer edits it: its record, its update count, its fence
-/// list as an array and its instant visits.
+/// One device's presence while the options path (an update or a timer) edits it, or a snapshot reads it:
+/// its record, its update count, its fence list as an array and its instant visits. The default path
+/// edits the record and the pool in place instead (``DetectionEngine/evaluateChange(deviceSlot:time:coordinate:into:)``).
 struct DeviceState: Sendable {
     /// The id, last time and position (its count and list fields are not read while the state is taken).
     var record: DeviceRecord
@@ -919,26 +971,17 @@ struct DeviceState: Sendable {
         set { record.lastCoordinate = newValue }
     }
 
-    /// Which visit of the fence in `slot` beginning at `time` a visit beginning now is: 0 for the
-    /// first, one more than the latest that began and ended at that instant.
+    /// Which visit of the fence in `slot` beginning at `time` a visit beginning now is (the
+    /// `ordinal(ofVisitTo:at:)` of its instant visits).
     @inline(__always)
     func ordinal(ofVisitTo slot: FenceSet.Slot, at time: Double) -> UInt32 {
-        guard !instantVisits.isEmpty else { return 0 }
-        return ordinalAfterInstantVisits(slot: slot, at: time)
+        instantVisits.ordinal(ofVisitTo: slot, at: time)
     }
 
-    private func ordinalAfterInstantVisits(slot: FenceSet.Slot, at time: Double) -> UInt32 {
-        for visit in instantVisits where visit.slot == slot && visit.entryTime == time {
-            return visit.ordinal == .max ? .max : visit.ordinal + 1
-        }
-        return 0
-    }
-
-    /// Remembers that the visit `m` ended at its entry time, forgetting visits that began before
-    /// `threshold` (no visit can begin that early any more).
+    /// Remembers that the visit `m` ended at its entry time (the `noteInstantVisit(_:keepingFrom:)` of its
+    /// instant visits).
     mutating func noteInstantVisit(_ m: Membership, keepingFrom threshold: Double) {
-        instantVisits.removeAll { $0.slot == m.slot || $0.entryTime < threshold }
-        instantVisits.append(InstantVisit(slot: m.slot, ordinal: m.ordinal, entryTime: m.entryTime))
+        instantVisits.noteInstantVisit(m, keepingFrom: threshold)
     }
 
     @inline(__always)
@@ -989,6 +1032,31 @@ struct InstantVisit: Sendable, Hashable {
     var slot: FenceSet.Slot
     var ordinal: UInt32
     var entryTime: Double
+}
+
+extension [InstantVisit] {
+    /// Which visit of the fence in `slot` beginning at `time` a visit beginning now is: 0 for the
+    /// first, one more than the latest (in these instant visits of a device) that began and ended at
+    /// that instant.
+    @inline(__always)
+    func ordinal(ofVisitTo slot: FenceSet.Slot, at time: Double) -> UInt32 {
+        guard !isEmpty else { return 0 }
+        return ordinalAfterInstantVisits(slot: slot, at: time)
+    }
+
+    private func ordinalAfterInstantVisits(slot: FenceSet.Slot, at time: Double) -> UInt32 {
+        for visit in self where visit.slot == slot && visit.entryTime == time {
+            return visit.ordinal == .max ? .max : visit.ordinal + 1
+        }
+        return 0
+    }
+
+    /// Remembers that the visit `m` ended at its entry time, forgetting visits that began before
+    /// `threshold` (no visit can begin that early any more).
+    mutating func noteInstantVisit(_ m: Membership, keepingFrom threshold: Double) {
+        removeAll { $0.slot == m.slot || $0.entryTime < threshold }
+        append(InstantVisit(slot: m.slot, ordinal: m.ordinal, entryTime: m.entryTime))
+    }
 }
 
 private func RFC3339Text(_ date: Date) -> String { RFC3339.string(from: date) }

@@ -78,6 +78,12 @@ struct PresencePool: Sendable {
     /// leave it three quarters empty, else in a block of their size (the old one freed).
     /// - Complexity: O(k) for k members, amortised (the array may grow).
     mutating func replace(_ list: inout List, with members: [Membership]) {
+        members.withUnsafeBufferPointer { replace(&list, with: $0) }
+    }
+
+    /// ``replace(_:with:)`` from a buffer (not one of the pool's own entries).
+    @inline(__always)
+    mutating func replace(_ list: inout List, with members: UnsafeBufferPointer<Membership>) {
         let n = members.count
         guard n > 0 else { return free(&list) }
         if list != 0 {

@@ -119,4 +119,31 @@ struct HotPathTests {
             }
         }
     }
+
+    @Test("longitudes of ±180° and beyond are taken as their equal in [-180°, 180°), as the plain wrap gives")
+    func longitudesWrapped() {
+        // Fences touching the antimeridian from both sides, so that a wrong wrap changes events.
+        let fences = [square("east", lat: 0, lon: 179, size: 1), square("west", lat: 0, lon: -180, size: 1),
+                      square("middle", lat: 0, lon: -1, size: 2)]
+        var random = SplitMix64(seed: 77)
+        var wrapped = DetectionEngine(fences: fences)
+        var plain = DetectionEngine(fences: fences)
+        for step in 0..<2000 {
+            let t = Double(step)
+            let lat = Double(Int.random(in: -2...4, using: &random)) / 2
+            // Exactly on the meridians often: ±180, 0 and their multiples of 360.
+            let base = [-180.0, 180, 0, -0.5, 179.5, -179.5, 0.5].randomElement(using: &random)!
+            let turns = Double(Int.random(in: -3...3, using: &random))
+            let lon = base + 360 * turns
+            // The plain computation: the remainder of a division by 360 into [-180, 180).
+            var expected = lon.truncatingRemainder(dividingBy: 360)
+            if expected >= 180 { expected -= 360 } else if expected < -180 { expected += 360 }
+            let a = wrapped.process(update("d", t, lat, lon))
+            let b = plain.process(update("d", t, lat, expected))
+            #expect(a == b, "events at step \(step), longitude \(lon)")
+            #expect(wrapped.snapshot(of: "d")?.lastCoordinate == Coordinate(latitude: lat, longitude: expected),
+                    "stored position at step \(step), longitude \(lon)")
+        }
+        #expect(wrapped.statistics.entries > 100)
+    }
 }
