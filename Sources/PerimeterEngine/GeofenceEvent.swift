@@ -21,6 +21,13 @@ public struct GeofenceEvent: Hashable, Sendable {
         get { visitIdentifier.text }
         set { identity = .given(id: identifier, visit: EventIdentifier(newValue)) }
     }
+    /// ``id`` and ``visitID`` together, the visit hashed once for both: for a reader that writes both
+    /// out (an event's JSON) of an event whose ids may not be made yet (``makeIDsNow()``), where reading
+    /// ``id`` then ``visitID`` hashes the visit twice. The same texts as those two.
+    public var idAndVisitID: (id: String, visitID: String) {
+        let (id, visit) = identifiers
+        return (id.text, visit.text)
+    }
     /// Where ``id`` and ``visitID`` come from: given, or the engine's inputs of their hashes.
     var identity: EventIdentity
     /// ``id`` before it is written out.

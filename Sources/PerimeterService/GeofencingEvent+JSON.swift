@@ -30,8 +30,11 @@ extension GeofencingEvent {
             name(",\"group\":")
             JSONWriter.appendString(group, to: &output)
         }
+        // Both ids from one hash of the visit when the event's ids are not made yet (a service whose only
+        // reader is its caller leaves them: ServiceCore.log).
+        let (id, visitID) = event.idAndVisitID
         name(",\"id\":")
-        JSONWriter.appendString(event.id, to: &output)
+        JSONWriter.appendString(id, to: &output)
         name(",\"latitude\":")
         JSONWriter.appendDouble(event.coordinate.latitude, to: &output)
         name(",\"longitude\":")
@@ -63,7 +66,7 @@ extension GeofencingEvent {
         name(",\"type\":")
         JSONWriter.appendString(event.kind.rawValue, to: &output)
         name(",\"visitId\":")
-        JSONWriter.appendString(event.visitID, to: &output)
+        JSONWriter.appendString(visitID, to: &output)
         output.append(UInt8(ascii: "}"))
     }
 

@@ -84,6 +84,7 @@ public final class GeofencingService: Sendable {
                 fresh.sink = c.sink
                 fresh.sinkWhenStored = c.sinkWhenStored
                 fresh.nextStreamID = c.nextStreamID
+                fresh.storeReadsEventIDs = !(store is InMemoryGeofencingStore)
                 try fresh.load(state, options: options)
                 c = fresh
             } else {

@@ -123,6 +123,10 @@ struct ServiceCore {
     var sink: (@Sendable ([GeofencingEvent]) -> Void)?
     /// Whether ``sink`` hears events once they are committed rather than when they are logged.
     var sinkWhenStored = false
+    /// Whether the store reads the ids of the events it commits: every store but the
+    /// ``InMemoryGeofencingStore``, which keeps the events as they are (see ``log(_:into:)``). Set when
+    /// the store is loaded (``GeofencingService/configure(_:)``).
+    var storeReadsEventIDs = true
     /// Live time, per device: the service's clock (seconds since 1970) when its last update arrived, for
     /// the devices heard from within the allowed lateness (older entries are pruned; docs/semantics.md).
     var lastArrivals: [DeviceID: Double] = [:]
@@ -239,13 +243,17 @@ struct ServiceCore {
         guard !events.isEmpty else { return }
         output.reserveCapacity(output.count + events.count)
         let first = output.count
+        // Readers besides the caller — the store (but the in-memory one, which only keeps the events),
+        // the streams, the sink (the server's hub and webhooks), the observers — read every event's ids,
+        // some more than once: with any of them both ids are made once here, from one hash of the visit
+        // (≈ 1,000 instructions an event). Without, the caller is their only reader: they are made when
+        // it reads them (`GeofenceEvent.identity`), and not at all when it does not.
+        let makeIDs = storeReadsEventIDs || sink != nil || !streams.isEmpty || !observers.isEmpty
         for event in events {
             lastSequence += 1
             let label = fenceLabels.label(of: event, in: &engine)
             output.append(GeofencingEvent(sequence: lastSequence, event: event, label: label))
-            // Every logged event's ids are read (stored, streamed, sent, some more than once): made once
-            // here, both from one hash of the visit.
-            output[output.count - 1].event.makeIDsNow()
+            if makeIDs { output[output.count - 1].event.makeIDsNow() }
             if !streams.isEmpty {
                 for continuation in streams.values { continuation.yield(output[output.count - 1]) }
             }

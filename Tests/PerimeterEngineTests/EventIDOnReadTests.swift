@@ -61,7 +61,7 @@ struct EventIDOnReadTests {
         }
     }
 
-    @Test("editing kind, fence, device or time keeps the ids; setting one id keeps the other; makeIDsNow changes no value",
+    @Test("editing kind, fence, device or time keeps the ids; setting one id keeps the other; makeIDsNow changes no value; idAndVisitID reads both",
           arguments: [UInt64(41), 42])
     func editsKeepIDs(seed: UInt64) {
         for options in [DetectionOptions(), DetectionOptions(crossings: true, initialTrigger: .inside, dwellEvery: 30)] {
@@ -88,6 +88,10 @@ struct EventIDOnReadTests {
                 var made = event
                 made.makeIDsNow()
                 #expect(made == event && made.id == id && made.visitID == visit)
+                // Both at once: the same texts, whether made now, made before, given or edited.
+                #expect(event.idAndVisitID == (id, visit) && made.idAndVisitID == (id, visit))
+                #expect(edited.idAndVisitID == (id, visit) && renamed.idAndVisitID == ("mine", visit)
+                        && revisited.idAndVisitID == (id, "visit"))
                 if case .derived = made.identity { Issue.record("makeIDsNow kept the inputs") }
             }
         }
