@@ -157,8 +157,8 @@ extension SQLiteGeofencingStore {
                 throw GeofencingError(.storageFailure, "event sequence \(first.sequence) does not continue the stored log, which ends at \(last); is another service writing to this store?")
             }
             let writer = JSONWriter()
-            // Each row's texts go into one reused buffer, bound without a copy; the ids are written
-            // from their bits (the same 32 digits `event.id` makes, without making the String).
+            // Each row's texts go into one reused buffer, bound without a copy; the engine's ids are
+            // written as their 16 bytes, without making the String (`EventRowCodec`).
             var expected = first.sequence
             let events = changes.events.startIndex
             try forEachRowGroup(of: changes.events.count, Self.eventInsert, in: db) { insert, group, texts in
@@ -285,7 +285,8 @@ extension SQLiteGeofencingStore {
         tail: "")
 
     /// Binds `logged`'s columns but its sequence to parameters `base` + 1 … `base` + 15 of an event insert: the numbers
-    /// directly, the texts appended to `texts` (bound when the statement runs).
+    /// (kind and reason as their codes) directly, the texts and id BLOBs appended to `texts` (bound when
+    /// the statement runs).
     private static func bind(_ logged: GeofencingEvent, to insert: Statement, texts: inout TextParameters, from base: Int32,
                              writer: JSONWriter) {
         let event = logged.event
@@ -294,12 +295,21 @@ extension SQLiteGeofencingStore {
         insert.bind(event.coordinate.longitude, at: base + 8)
         insert.bind(event.timeInside, at: base + 9)
         insert.bind(event.observedAt.timeIntervalSinceReferenceDate, at: base + 10)
-        texts.append(at: base + 1) { event.appendIDUTF8(to: &$0) }
-        texts.append(at: base + 2) { event.appendVisitIDUTF8(to: &$0) }
-        texts.append(event.kind.rawValue, at: base + 3)
+        insert.bind(EventRowCodec.code(of: event.kind), at: base + 3)
+        insert.bind(EventRowCodec.code(of: event.reason), at: base + 11)
+        // The engine's ids as their 16 bytes; any other id as its text (`EventRowCodec`).
+        if let bits = event.idBits {
+            texts.appendBlob(at: base + 1) { EventRowCodec.append(bits, to: &$0) }
+        } else {
+            texts.append(at: base + 1) { event.appendIDUTF8(to: &$0) }
+        }
+        if let bits = event.visitIDBits {
+            texts.appendBlob(at: base + 2) { EventRowCodec.append(bits, to: &$0) }
+        } else {
+            texts.append(at: base + 2) { event.appendVisitIDUTF8(to: &$0) }
+        }
         texts.append(event.fence.rawValue, at: base + 4)
         texts.append(event.device.rawValue, at: base + 5)
-        texts.append(event.reason.rawValue, at: base + 11)
         texts.append(logged.fenceName, at: base + 12)
         texts.append(logged.group, at: base + 13)
         if logged.properties.isEmpty {

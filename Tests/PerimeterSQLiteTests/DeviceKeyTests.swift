@@ -95,7 +95,7 @@ struct DeviceKeyTests {
 
         let db = try Database(path: path)
         defer { db.close() }
-        #expect(try db.integer("PRAGMA user_version") == Schema.version && Schema.version == 8)
+        #expect(try db.integer("PRAGMA user_version") == Schema.version && Schema.version == 9)
         #expect(try db.integer("SELECT count(*) FROM presence") == 1)
         #expect(try db.integer("SELECT count(*) FROM presence WHERE typeof(device) <> 'integer'") == 0)
         #expect(try db.integer("SELECT count(*) FROM device_option") == 0)
