@@ -170,7 +170,7 @@ extension SQLiteGeofencingStore {
                     expected += 1
                     bind(logged, to: insert, texts: &texts, from: Int32(15 * row), writer: writer)
                 }
-                try insert.execute(binding: texts)
+                try insert.executeLeavingBound(texts)
                 // The rows took the largest sequence plus one each: the group's last must be its event's.
                 guard db.lastInsertRowID == expected - 1 else {
                     throw GeofencingError(.storageFailure, "event sequence \(expected - 1) was stored as \(db.lastInsertRowID); is another service writing to this store?")
@@ -381,7 +381,7 @@ extension SQLiteGeofencingStore {
                 upsert.bind(Int64(devices[entry.change].snapshot.memberships[entry.membership].hasDwelled ? 1 : 0), at: base + 5)
                 upsert.bind(devices[entry.change].snapshot.memberships[entry.membership].ordinal.map(Int64.init), at: base + 6)
             }
-            try upsert.execute(binding: texts)
+            try upsert.executeLeavingBound(texts)
         }
     }
 
@@ -407,7 +407,8 @@ extension SQLiteGeofencingStore {
     /// Calls `body` with the rows `0..<count` in groups, as the commit's statements take them: 32 rows
     /// a statement while 32 remain, then eight while eight remain, then one (see ``eventInsert``).
     /// `body` gets the group's statement, the group, and one reused ``TextParameters``, emptied for
-    /// each group; it binds the rows and runs the statement.
+    /// each group; it binds every parameter of the rows and runs the statement with
+    /// ``Statement/executeLeavingBound(_:)`` (the statements are unbound when this returns or throws).
     ///
     /// Each statement is found once: a look-up also clears the statement's bindings (≈ 1,900
     /// instructions for 56), and every row binds all its parameters anyway.
@@ -417,6 +418,13 @@ extension SQLiteGeofencingStore {
         guard count > 0 else { return }
         var found: (one: Statement?, eight: Statement?, thirtyTwo: Statement?) = (nil, nil, nil)
         var texts = TextParameters()
+        // `body` leaves each group's texts bound (`executeLeavingBound`): the next group binds every
+        // parameter again, and the statements are unbound here, before `texts` goes away.
+        defer {
+            found.one?.reset()
+            found.eight?.reset()
+            found.thirtyTwo?.reset()
+        }
         var next = 0
         while next < count {
             let rows = RowGroupSQL.size(forRemaining: count - next)

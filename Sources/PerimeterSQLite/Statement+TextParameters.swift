@@ -74,21 +74,46 @@ extension Statement {
     /// binds NULL at those indices again, so that no pointer to the bytes stays bound after this call.
     /// Bind the statement's other parameters as usual, before.
     public func execute(binding texts: TextParameters) throws(DatabaseError) {
-        let handle = handle
         let code = texts.withBytes { base, fields -> Int32 in
-            for field in fields {
-                if let range = field.range {
-                    if field.isBlob {
-                        sqlite3_bind_blob(handle, field.index, base + range.lowerBound, Int32(range.count), nil)
-                    } else {
-                        sqlite3_bind_text(handle, field.index, base + range.lowerBound, Int32(range.count), nil)
-                    }
-                } else {
-                    sqlite3_bind_null(handle, field.index)
-                }
-            }
+            bind(fields, at: base)
             return stepThenUnbind(fields.lazy.filter { $0.range != nil }.map(\.index))
         }
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
+    }
+}
+
+extension Statement {
+    /// As ``execute(binding:)``, but the texts stay bound after the step (and the reset): for a
+    /// caller that runs the statement many times and binds every one of its parameters before each
+    /// run. Unbinding costs ≈ 40 instructions a text, ten texts a row of the event log.
+    ///
+    /// The bound addresses point into `texts` and are not valid after this call: the caller must
+    /// bind every parameter again before the statement runs again, and must call ``reset()`` (which
+    /// unbinds them all) before it lets the statement go — to a later commit or anyone else.
+    public func executeLeavingBound(_ texts: TextParameters) throws(DatabaseError) {
+        let code = texts.withBytes { base, fields -> Int32 in
+            bind(fields, at: base)
+            let code = sqlite3_step(handle)
+            sqlite3_reset(handle)
+            return code
+        }
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw database.error(code, sql: sql) }
+    }
+}
+
+extension Statement {
+    /// Binds each of `fields` to its bytes at `base`, without a copy.
+    fileprivate func bind(_ fields: [TextParameters.Field], at base: UnsafePointer<CChar>) {
+        for field in fields {
+            if let range = field.range {
+                if field.isBlob {
+                    sqlite3_bind_blob(handle, field.index, base + range.lowerBound, Int32(range.count), nil)
+                } else {
+                    sqlite3_bind_text(handle, field.index, base + range.lowerBound, Int32(range.count), nil)
+                }
+            } else {
+                sqlite3_bind_null(handle, field.index)
+            }
+        }
     }
 }

@@ -129,6 +129,35 @@ struct EventLogTests {
         #expect(count == logged.count)
     }
 
+    @Test("executeLeavingBound: each run stores the texts bound for it; reset() unbinds them")
+    func leavingBound() throws {
+        let folder = TemporaryFolder()
+        let db = try Database(path: folder.path("bound.sqlite"))
+        defer { db.close() }
+        try db.execute("CREATE TABLE row (n INTEGER, a, b)")
+        let insert = try db.statement("INSERT INTO row VALUES (?1, ?2, ?3)")
+        var texts = TextParameters()
+        let rows: [(String?, [UInt8])] = [("x", [1]), (nil, []), ("é✓ 公园", Array(0...40)), ("", [2, 3])]
+        for (n, row) in rows.enumerated() {
+            texts.removeAll()
+            insert.bind(Int64(n), at: 1)
+            texts.append(row.0, at: 2)
+            texts.appendBlob(at: 3) { $0.append(contentsOf: row.1) }
+            try insert.executeLeavingBound(texts)
+        }
+        insert.reset()
+        try insert.execute()
+        let select = try db.statement("SELECT n, a, b, typeof(a), typeof(b) FROM row ORDER BY rowid")
+        for (n, row) in rows.enumerated() {
+            #expect(try select.step())
+            #expect(select.int64(0) == Int64(n) && select.optionalString(1) == row.0 && select.blob(2) == row.1)
+            #expect(select.string(3) == (row.0 == nil ? "null" : "text") && select.string(4) == "blob")
+        }
+        #expect(try select.step())
+        #expect(select.isNull(0) && select.isNull(1) && select.isNull(2))
+        #expect(try !select.step())
+    }
+
     @Test("TextParameters: BLOBs bind among texts, an empty BLOB stays a BLOB, and nothing stays bound")
     func blobParameters() throws {
         let folder = TemporaryFolder()
