@@ -448,13 +448,15 @@ extension SQLiteGeofencingStore {
 
     /// Presence rows: row *r* (from 0) in parameters 6·*r* + 1 device key, + 2 fence, + 3 entry time,
     /// + 4 visit sequence, + 5 dwelled, + 6 ordinal.
+    ///
+    /// `OR REPLACE`: a row already there (a dwell fell due; a membership the commit could not tell was
+    /// stored) is replaced by one with every column given, which leaves what an upsert's `DO UPDATE` of
+    /// every column leaves — the table has no other index and no trigger — for ≈ 185 instructions a row
+    /// less in SQLite.
     private static let presenceUpsert = RowGroupSQL(
-        head: "INSERT OR FAIL INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES",
+        head: "INSERT OR REPLACE INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES",
         row: "(?, ?, ?, ?, ?, ?)",
-        tail: """
-            ON CONFLICT (device, fence) DO UPDATE SET entry_time = excluded.entry_time,
-                visit_sequence = excluded.visit_sequence, has_dwelled = excluded.has_dwelled, ordinal = excluded.ordinal
-            """)
+        tail: "")
 
     private static func writeMeta(_ key: String, _ value: Int64, into db: Database) throws {
         let meta = try db.statement(literal: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
