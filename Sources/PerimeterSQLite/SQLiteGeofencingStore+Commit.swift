@@ -91,37 +91,30 @@ extension SQLiteGeofencingStore {
 
         if !changes.devices.isEmpty {
             // Known devices (the usual case) are written after this loop, in key order, their state in
-            // place (`writeKnownDevices`); a new one is inserted here with the next key (the rowid SQLite
-            // gives: the largest plus one, so keys keep the order of first appearance) and remembered.
+            // place (`writeKnownDevices`); new ones are inserted first, up to 32 to a statement, each
+            // with the next key (`insertNewDevices`), and remembered.
             var known: [(key: Int64, change: Int)] = []
             known.reserveCapacity(changes.devices.count)
+            var keys = [Int64](repeating: 0, count: changes.devices.count)
+            var new: [Int] = []
+            for index in changes.devices.indices {
+                if let remembered = try connection.key(of: changes.devices[index].snapshot.device, number: changes.devices[index].deviceNumber) {
+                    keys[index] = remembered
+                    known.append((remembered, index))
+                } else {
+                    new.append(index)
+                }
+            }
+            if !new.isEmpty {
+                try insertNewDevices(new, of: changes.devices, keys: &keys, known: &known, into: &connection)
+            }
             // Presence rows to write, after this loop (the deletes run in it, before them).
             var presenceUpserts: [PresenceUpsert] = []
             var presenceDeletes = PresenceDeletes()
             // By index, each field read where it lies: a `DeviceChange` taken out of the array is a copy
             // of the snapshot's references, retained and released (≈ 400 instructions a device).
             for index in changes.devices.indices {
-                let device = changes.devices[index].snapshot.device
-                let key: Int64
-                if let remembered = try connection.key(of: device, number: changes.devices[index].deviceNumber) {
-                    key = remembered
-                    known.append((remembered, index))
-                } else {
-                    let snapshot = changes.devices[index].snapshot
-                    let insert = try db.statement(literal: """
-                        INSERT INTO device (key, id, state, instant_visits) VALUES (NULL, ?, ?, ?)
-                        """)
-                    insert.bind(device.rawValue, at: 1)
-                    insert.bind(DeviceStateCodec.encode(snapshot), at: 2)
-                    // NULL for none, the usual case.
-                    insert.bind(snapshot.instantVisits.isEmpty ? nil : InstantVisitCodec.encode(snapshot.instantVisits), at: 3)
-                    try insert.execute()
-                    key = db.lastInsertRowID
-                    connection.deviceKeys[device] = key
-                    connection.remember(key, of: device, number: changes.devices[index].deviceNumber)
-                    if !snapshot.instantVisits.isEmpty { connection.instantVisitKeys?.insert(key) }
-                }
-
+                let key = keys[index]
                 // Devices without option state only need a delete when some device has a row (rare).
                 if changes.devices[index].snapshot.options != nil || changes.devices[index].snapshot.stream != nil {
                     let upsert = try db.statement(literal: """
@@ -209,6 +202,68 @@ extension SQLiteGeofencingStore {
             }
         }
     }
+
+    /// Inserts the devices at `new` (indices into `devices`, in order; devices without a row), up to
+    /// 32 rows to a statement, sets their keys in `keys` and remembers them. A device listed twice
+    /// (not expected) is inserted once; its other changes are listed in `known` with that key.
+    ///
+    /// Each row takes the next key: SQLite gives a NULL integer key the largest plus one, so the rows
+    /// of a statement get consecutive keys in row order, and keys keep the order of first appearance.
+    /// That is checked: the largest key is read first, and after each statement the last row's key
+    /// must be it plus the rows inserted so far. One insert a device cost ≈ 8,000 instructions (a
+    /// statement's set-up at every step).
+    private static func insertNewDevices(_ new: [Int], of devices: [DeviceChange], keys: inout [Int64],
+                                         known: inout [(key: Int64, change: Int)], into connection: inout Connection) throws {
+        let db = connection.db
+        var first: [DeviceID: Int] = [:]
+        var rows: [Int] = []
+        var repeated: [Int] = []
+        rows.reserveCapacity(new.count)
+        for index in new {
+            let device = devices[index].snapshot.device
+            if first.updateValue(index, forKey: device) == nil { rows.append(index) } else { repeated.append(index) }
+        }
+        var last = try db.integer(literal: "SELECT coalesce(max(key), 0) FROM device") ?? 0
+        try forEachRowGroup(of: rows.count, deviceInsert, in: db) { insert, group, texts in
+            for row in 0..<group.count {
+                let index = rows[group.lowerBound + row]
+                let base = Int32(3 * row)
+                texts.append(at: base + 1) { $0.append(contentsOf: devices[index].snapshot.device.rawValue.utf8) }
+                texts.appendBlob(at: base + 2) { $0.append(contentsOf: DeviceStateCodec.encode(devices[index].snapshot)) }
+                // NULL for none, the usual case.
+                if devices[index].snapshot.instantVisits.isEmpty {
+                    texts.append(nil, at: base + 3)
+                } else {
+                    texts.appendBlob(at: base + 3) { $0.append(contentsOf: InstantVisitCodec.encode(devices[index].snapshot.instantVisits)) }
+                }
+            }
+            try insert.executeLeavingBound(texts)
+            guard db.lastInsertRowID == last + Int64(group.count) else {
+                throw GeofencingError(.storageFailure, "new device rows were given keys up to \(db.lastInsertRowID), not \(last + 1)…\(last + Int64(group.count)); is another program writing to \(db.path)?")
+            }
+            for row in 0..<group.count {
+                let index = rows[group.lowerBound + row]
+                let key = last + 1 + Int64(row)
+                keys[index] = key
+                connection.deviceKeys[devices[index].snapshot.device] = key
+                connection.remember(key, of: devices[index].snapshot.device, number: devices[index].deviceNumber)
+                if !devices[index].snapshot.instantVisits.isEmpty { connection.instantVisitKeys?.insert(key) }
+            }
+            last += Int64(group.count)
+        }
+        for index in repeated {
+            let key = keys[first[devices[index].snapshot.device]!]
+            keys[index] = key
+            known.append((key, index))
+        }
+    }
+
+    /// New device rows: row *r* (from 0) in parameters 3·*r* + 1 id, + 2 state, + 3 instant visits; the
+    /// key NULL (the next one).
+    private static let deviceInsert = RowGroupSQL(
+        head: "INSERT OR FAIL INTO device (key, id, state, instant_visits) VALUES",
+        row: "(NULL, ?, ?, ?)",
+        tail: "")
 
     /// Writes the state of devices that have a row, `known` giving each one's key and its place in
     /// `changes`, in key order (neighbouring rows share pages): each row's `state` BLOB overwritten in
