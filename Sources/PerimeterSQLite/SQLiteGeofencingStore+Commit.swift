@@ -221,7 +221,12 @@ extension SQLiteGeofencingStore {
         rows.reserveCapacity(new.count)
         for index in new {
             let device = devices[index].snapshot.device
-            if first.updateValue(index, forKey: device) == nil { rows.append(index) } else { repeated.append(index) }
+            if first[device] == nil {
+                first[device] = index
+                rows.append(index)
+            } else {
+                repeated.append(index)
+            }
         }
         var last = try db.integer(literal: "SELECT coalesce(max(key), 0) FROM device") ?? 0
         try forEachRowGroup(of: rows.count, deviceInsert, in: db) { insert, group, texts in
