@@ -8,8 +8,9 @@ import PerimeterFences
 /// 128 bits in the order of its digits (big-endian: the BLOB's hex is the id), or TEXT, any other id as
 /// given (one a caller made, and every id of rows logged before version 9, which keep their text).
 /// Which form a row holds follows from the id alone (``GeofenceEvent/idBits``), so an id reads back as
-/// the same text either way. A row costs ≈ 290 instructions less per id to write (no hex formatting)
-/// and SQLite compares and copies 16 bytes instead of 32.
+/// the same text either way. Written this way a row of engine events costs ≈ 1,450 instructions less
+/// (measured, session 19): no hex formatting, no kind or reason text, and SQLite copies 16 bytes an
+/// id instead of 32.
 ///
 /// `kind` and `reason` hold the codes below; a row that holds text there (a value migration 9 did not
 /// know) is read as before: its text, or refused with `incompatibleStorage`. The codes are part of the
