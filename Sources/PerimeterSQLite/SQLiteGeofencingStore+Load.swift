@@ -122,21 +122,16 @@ extension SQLiteGeofencingStore {
             statement.bind(Int64(max(0, limit)), at: 2)
             var result: [GeofencingEvent] = []
             while try statement.step() {
-                let kindText = statement.string(3)
-                guard let kind = GeofenceEventKind(rawValue: kindText) else {
-                    throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has an unknown kind \"\(kindText)\"")
-                }
-                let reasonText = statement.string(11)
-                guard let reason = ExitReason(rawValue: reasonText) else {
-                    throw GeofencingError(.incompatibleStorage, "event \(statement.int64(0)) has an unknown exit reason \"\(reasonText)\"")
-                }
+                let sequence = statement.int64(0)
                 let event = GeofenceEvent(
-                    id: statement.string(1), visitID: statement.string(2), kind: kind,
+                    id: try Self.eventID(statement, 1, "id", of: sequence), visitID: try Self.eventID(statement, 2, "visit id", of: sequence),
+                    kind: try Self.eventKind(statement, 3, of: sequence),
                     fence: FenceID(statement.string(4)), device: DeviceID(statement.string(5)),
                     time: Date(timeIntervalSinceReferenceDate: statement.double(6)),
                     coordinate: Coordinate(latitude: statement.double(7), longitude: statement.double(8)),
                     timeInside: statement.optionalDouble(9),
-                    observedAt: Date(timeIntervalSinceReferenceDate: statement.double(10)), reason: reason)
+                    observedAt: Date(timeIntervalSinceReferenceDate: statement.double(10)),
+                    reason: try Self.exitReason(statement, 11, of: sequence))
                 var properties: [String: JSONValue] = [:]
                 if let text = statement.optionalString(14) {
                     guard case .object(let object)? = try? JSONParser().parse(text) else {
@@ -150,5 +145,48 @@ extension SQLiteGeofencingStore {
             }
             return result
         }
+    }
+
+    /// The event id or visit id in `column`: a 16-byte BLOB's 32 hex digits, or the text as stored
+    /// (`EventRowCodec`).
+    private static func eventID(_ statement: Statement, _ column: Int32, _ what: String, of sequence: Int64) throws -> String {
+        guard statement.isBlob(column) else { return statement.string(column) }
+        let bytes = statement.blob(column)
+        guard let text = EventRowCodec.idText(bytes) else {
+            throw GeofencingError(.incompatibleStorage, "event \(sequence) has a \(what) of \(bytes.count) bytes, not 16; the database is damaged")
+        }
+        return text
+    }
+
+    /// The event kind in `column`: its code, or (a row migration 9 did not convert) its name.
+    private static func eventKind(_ statement: Statement, _ column: Int32, of sequence: Int64) throws -> GeofenceEventKind {
+        if statement.isInteger(column) {
+            let code = statement.int64(column)
+            guard let kind = EventRowCodec.kind(code: code) else {
+                throw GeofencingError(.incompatibleStorage, "event \(sequence) has an unknown kind code \(code)")
+            }
+            return kind
+        }
+        let text = statement.string(column)
+        guard let kind = GeofenceEventKind(rawValue: text) else {
+            throw GeofencingError(.incompatibleStorage, "event \(sequence) has an unknown kind \"\(text)\"")
+        }
+        return kind
+    }
+
+    /// The exit reason in `column`: its code, or (a row migration 9 did not convert) its name.
+    private static func exitReason(_ statement: Statement, _ column: Int32, of sequence: Int64) throws -> ExitReason {
+        if statement.isInteger(column) {
+            let code = statement.int64(column)
+            guard let reason = EventRowCodec.reason(code: code) else {
+                throw GeofencingError(.incompatibleStorage, "event \(sequence) has an unknown exit reason code \(code)")
+            }
+            return reason
+        }
+        let text = statement.string(column)
+        guard let reason = ExitReason(rawValue: text) else {
+            throw GeofencingError(.incompatibleStorage, "event \(sequence) has an unknown exit reason \"\(text)\"")
+        }
+        return reason
     }
 }

@@ -132,6 +132,30 @@ enum Schema {
         CREATE TABLE device_v8 (
             key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, state BLOB NOT NULL, instant_visits BLOB);
         """,
+        // 9: event rows in compact form (EventRowCodec): `kind` and `reason` as integer codes, and an
+        // id the engine made as its 16 bytes. `id` and `visit_id` have no type affinity: they hold a
+        // 16-byte BLOB or the id's text, and readers decode either. Rows logged before keep their ids'
+        // text (SQLite 3.40 cannot turn hex into a BLOB; they read back the same either way); their
+        // kind and reason get their codes (a value that is neither stays text, refused when read as
+        // before). The table is copied: a TEXT column would store a code as text.
+        """
+        CREATE TABLE event_v9 (
+            sequence INTEGER PRIMARY KEY, id BLOB NOT NULL, visit_id BLOB NOT NULL, kind INTEGER NOT NULL,
+            fence TEXT NOT NULL, device TEXT NOT NULL, time REAL NOT NULL, latitude REAL NOT NULL,
+            longitude REAL NOT NULL, time_inside REAL, observed_at REAL NOT NULL, reason INTEGER NOT NULL,
+            fence_name TEXT, grp TEXT, properties TEXT, message TEXT);
+        INSERT INTO event_v9 (sequence, id, visit_id, kind, fence, device, time, latitude, longitude, time_inside,
+                              observed_at, reason, fence_name, grp, properties, message)
+            SELECT sequence, id, visit_id,
+                CASE kind WHEN 'entry' THEN 0 WHEN 'dwell' THEN 1 WHEN 'exit' THEN 2 WHEN 'cross' THEN 3
+                          WHEN 'inside' THEN 4 ELSE kind END,
+                fence, device, time, latitude, longitude, time_inside, observed_at,
+                CASE reason WHEN 'left' THEN 0 WHEN 'timeout' THEN 1 WHEN 'reset' THEN 2 ELSE reason END,
+                fence_name, grp, properties, message
+            FROM event ORDER BY sequence;
+        DROP TABLE event;
+        ALTER TABLE event_v9 RENAME TO event;
+        """,
     ]
 
     /// Migration 8's last part, after `fillDeviceState`: the new device table replaces the old one.

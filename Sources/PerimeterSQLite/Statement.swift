@@ -89,6 +89,13 @@ public final class Statement {
     /// Whether `column` of the current row is NULL.
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
+    /// Whether `column` of the current row holds a BLOB (a column without type affinity may hold a
+    /// BLOB in some rows and text in others).
+    public func isBlob(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_BLOB }
+
+    /// Whether `column` of the current row holds an integer.
+    public func isInteger(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_INTEGER }
+
     /// `column` of the current row as an integer (0 for NULL).
     public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 

@@ -95,7 +95,7 @@ struct DeviceKeyTests {
 
         let db = try Database(path: path)
         defer { db.close() }
-        #expect(try db.integer("PRAGMA user_version") == Schema.version && Schema.version == 8)
+        #expect(try db.integer("PRAGMA user_version") == Schema.version && Schema.version == 9)
         #expect(try db.integer("SELECT count(*) FROM presence") == 1)
         #expect(try db.integer("SELECT count(*) FROM presence WHERE typeof(device) <> 'integer'") == 0)
         #expect(try db.integer("SELECT count(*) FROM device_option") == 0)
@@ -188,5 +188,42 @@ struct DeviceKeyTests {
         let state = try reopened.load()
         #expect(state.devices.map(\.lastTime) == [3, 4])
         #expect(state.devices.map { $0.memberships.map(\.fence) } == [["zoo"], []])
+    }
+
+    @Test("new devices in blocks: 75 in one commit get keys 1… in order of first appearance (after the largest key), and a device listed twice ends with its last change, as in memory")
+    func newDevicesInBlocks() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("blocks.sqlite")
+        let store = try SQLiteGeofencingStore(path: path)
+        defer { store.close() }
+        let memory = InMemoryGeofencingStore()
+        // 75 new devices: statements of 32, 32, 8 and three of one row.
+        let first = (0..<75).map { Self.device(DeviceID("n\(74 - $0)"), time: Double($0 + 1), fences: $0 % 3 == 0 ? ["park"] : []) }
+        var changes = StoreChanges()
+        changes.devices = first
+        try store.commit(changes)
+        try memory.commit(changes)
+        #expect(try Self.keys(path) == first.enumerated().map { "\($0.offset + 1):\($0.element.snapshot.device.rawValue)" })
+        // Forget the last key's device: the next new devices continue after the largest key left.
+        try Self.commit(store, [], forgetting: ["n0"])
+        try memory.commit({ var c = StoreChanges(); c.forgottenDevices = ["n0"]; return c }())
+        // Known and new devices mixed; "twice" listed twice (its last change wins; without presence:
+        // a commit runs every device's presence deletes before any writes, so two changes of one device
+        // in one commit would not leave its last memberships — not something a service sends).
+        changes = StoreChanges()
+        changes.devices = [Self.device("twice", time: 100), Self.device("n5", time: 101),
+                           Self.device("fresh", time: 102), Self.device("twice", time: 103)]
+        try store.commit(changes)
+        try memory.commit(changes)
+        let keys = try Self.keys(path)
+        #expect(keys.suffix(2) == ["75:twice", "76:fresh"], "\(keys.suffix(3))")
+        #expect(keys.count == 76)
+        let loaded = try store.load(), expected = try memory.load()
+        let differing = zip(loaded.devices.sorted { $0.device < $1.device }, expected.devices.sorted { $0.device < $1.device }).filter { $0 != $1 }
+        #expect(loaded.devices.count == expected.devices.count && differing.isEmpty, "\(differing.prefix(2))")
+        #expect(loaded.devices.first { $0.device == "twice" }?.lastTime == 103)
+        // Reopened: the keys were remembered right (the next commit writes known devices in place).
+        try Self.commit(store, [Self.device("twice", time: 104), Self.device("n74", time: 105)])
+        #expect(try store.load().devices.filter { ["twice", "n74"].contains($0.device) }.map(\.lastTime).sorted() == [104, 105])
     }
 }
