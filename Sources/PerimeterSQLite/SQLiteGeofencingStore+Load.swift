@@ -125,13 +125,14 @@ extension SQLiteGeofencingStore {
                 let sequence = statement.int64(0)
                 let event = GeofenceEvent(
                     id: try Self.eventID(statement, 1, "id", of: sequence), visitID: try Self.eventID(statement, 2, "visit id", of: sequence),
-                    kind: try Self.eventKind(statement, 3, of: sequence),
+                    kind: try Self.codedValue(statement, 3, "kind", of: sequence, decode: EventRowCodec.kind(code:)),
                     fence: FenceID(statement.string(4)), device: DeviceID(statement.string(5)),
                     time: Date(timeIntervalSinceReferenceDate: statement.double(6)),
                     coordinate: Coordinate(latitude: statement.double(7), longitude: statement.double(8)),
                     timeInside: statement.optionalDouble(9),
                     observedAt: Date(timeIntervalSinceReferenceDate: statement.double(10)),
-                    reason: try Self.exitReason(statement, 11, of: sequence))
+                    reason: try Self.codedValue(statement, 11, "exit reason", of: sequence,
+                                                 decode: EventRowCodec.reason(code:)))
                 var properties: [String: JSONValue] = [:]
                 if let text = statement.optionalString(14) {
                     guard case .object(let object)? = try? JSONParser().parse(text) else {
@@ -158,35 +159,22 @@ extension SQLiteGeofencingStore {
         return text
     }
 
-    /// The event kind in `column`: its code, or (a row migration 9 did not convert) its name.
-    private static func eventKind(_ statement: Statement, _ column: Int32, of sequence: Int64) throws -> GeofenceEventKind {
+    /// The value in `column` stored as its code (read by `decode`) or, in a row migration 9 did not
+    /// convert, as its name: an event's kind or exit reason (`EventRowCodec`). `what` names it in the error.
+    private static func codedValue<Value: RawRepresentable>(_ statement: Statement, _ column: Int32, _ what: String,
+                                                            of sequence: Int64, decode: (Int64) -> Value?) throws -> Value
+    where Value.RawValue == String {
         if statement.isInteger(column) {
             let code = statement.int64(column)
-            guard let kind = EventRowCodec.kind(code: code) else {
-                throw GeofencingError(.incompatibleStorage, "event \(sequence) has an unknown kind code \(code)")
+            guard let value = decode(code) else {
+                throw GeofencingError(.incompatibleStorage, "event \(sequence) has an unknown \(what) code \(code)")
             }
-            return kind
+            return value
         }
         let text = statement.string(column)
-        guard let kind = GeofenceEventKind(rawValue: text) else {
-            throw GeofencingError(.incompatibleStorage, "event \(sequence) has an unknown kind \"\(text)\"")
+        guard let value = Value(rawValue: text) else {
+            throw GeofencingError(.incompatibleStorage, "event \(sequence) has an unknown \(what) \"\(text)\"")
         }
-        return kind
-    }
-
-    /// The exit reason in `column`: its code, or (a row migration 9 did not convert) its name.
-    private static func exitReason(_ statement: Statement, _ column: Int32, of sequence: Int64) throws -> ExitReason {
-        if statement.isInteger(column) {
-            let code = statement.int64(column)
-            guard let reason = EventRowCodec.reason(code: code) else {
-                throw GeofencingError(.incompatibleStorage, "event \(sequence) has an unknown exit reason code \(code)")
-            }
-            return reason
-        }
-        let text = statement.string(column)
-        guard let reason = ExitReason(rawValue: text) else {
-            throw GeofencingError(.incompatibleStorage, "event \(sequence) has an unknown exit reason \"\(text)\"")
-        }
-        return reason
+        return value
     }
 }
