@@ -23,7 +23,7 @@ extension IndexBuilder {
                 let column = cell - row * grid.columns
                 let range = i..<j
                 guard 3 * range.count <= CellEntry.maximumRecordCount,
-                      let (reference, _) = referencePoint(column: column, row: row, range) else { return false }
+                      let reference = referencePoint(column: column, row: row, range) else { return false }
                 var inside: Bool
                 if let p = previous, p.column == column - 1 {
                     inside = p.inside != crossesOddly(from: p.reference, to: reference, p.range, range)
@@ -145,16 +145,16 @@ extension IndexBuilder {
     @inline(__always) static func cell(of pair: UInt64) -> Int { Int(pair >> 32) }
     @inline(__always) static func edge(of pair: UInt64) -> Int { Int(pair & 0xffff_ffff) }
 
-    /// A point of the cell on none of its edges: the centre if possible (then `shifted` is false),
-    /// else one of a few scattered points; `nil` if all of them lie on edges.
-    func referencePoint(column: Int, row: Int, _ range: Range<Int>) -> ((x: Double, y: Double), Bool)? {
+    /// A point of the cell on none of its edges: the centre if possible, else one of a few scattered
+    /// points; `nil` if all of them lie on edges.
+    func referencePoint(column: Int, row: Int, _ range: Range<Int>) -> (x: Double, y: Double)? {
         let center = (x: grid.centerX(column), y: grid.centerY(row))
-        if !isOnEdge(center, range) { return (center, false) }
+        if !isOnEdge(center, range) { return center }
         for k in 1...24 {
             let fx = (0.5 + Double(k) * 0.6180339887498949).truncatingRemainder(dividingBy: 1)
             let fy = (0.5 + Double(k) * 0.7548776662466927).truncatingRemainder(dividingBy: 1)
             let p = (x: grid.minX(column) + fx * grid.side, y: grid.minY(row) + fy * grid.side)
-            if !isOnEdge(p, range) { return (p, true) }
+            if !isOnEdge(p, range) { return p }
         }
         return nil
     }
@@ -187,12 +187,20 @@ extension IndexBuilder {
             if ej == edge { j += 1 }
             let e = polygonEdges[edge]
             let a = Coordinate(latitude: e.ay, longitude: e.ax), b = Coordinate(latitude: e.by, longitude: e.bx)
-            let o1 = Planar.orientation(pc, qc, a), o2 = Planar.orientation(pc, qc, b)
-            guard (o1 > 0) != (o2 > 0) else { continue }
-            let o3 = Planar.orientation(a, b, pc), o4 = Planar.orientation(a, b, qc)
-            if (o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0) { odd.toggle() }
+            if Self.crosses(pc, qc, a, b) { odd.toggle() }
         }
         return odd
+    }
+
+    /// Whether the segment p→q (both off the edge) crosses the edge a→b under the query's symbolic rule:
+    /// a and b on opposite sides of the line p–q, an end on the line counted on the side of
+    /// non-positive orientation, and p and q strictly on opposite sides of the edge's line. Exact.
+    @inline(__always)
+    static func crosses(_ p: Coordinate, _ q: Coordinate, _ a: Coordinate, _ b: Coordinate) -> Bool {
+        let o1 = Planar.orientation(p, q, a), o2 = Planar.orientation(p, q, b)
+        guard (o1 > 0) != (o2 > 0) else { return false }
+        let o3 = Planar.orientation(a, b, p), o4 = Planar.orientation(a, b, q)
+        return (o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0)
     }
 
     /// The polygon's parity at the centre of each quadrant of the cell (bit k for quadrant k, see
@@ -240,10 +248,7 @@ extension IndexBuilder {
             for quadrant in 0 ..< 4 where near[quadrant] {
                 let c = Coordinate(latitude: centersY[quadrant], longitude: centersX[quadrant])
                 if Planar.isOnSegment(c, a, b) { return nil }
-                let o1 = Planar.orientation(p, c, a), o2 = Planar.orientation(p, c, b)
-                guard (o1 > 0) != (o2 > 0) else { continue }
-                let o3 = Planar.orientation(a, b, p), o4 = Planar.orientation(a, b, c)
-                if (o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0) { odd ^= 1 << quadrant }
+                if crosses(p, c, a, b) { odd ^= 1 << quadrant }
             }
         }
         return inside ? ~odd & 0b1111 : odd
