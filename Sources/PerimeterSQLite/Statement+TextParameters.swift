@@ -44,17 +44,21 @@ public struct TextParameters {
     /// hold other parameters' bytes: `write` must only append). They must be valid UTF-8: SQLite does
     /// not check.
     public mutating func append(at index: Int32, _ write: (inout [UInt8]) throws -> Void) rethrows {
-        let start = bytes.count
-        try write(&bytes)
-        fields.append(Field(index: index, range: start..<bytes.count))
+        try append(at: index, isBlob: false, write)
     }
 
     /// Binds at `index`, as a BLOB, the bytes that `write` appends to the buffer it is given (which may
     /// already hold other parameters' bytes: `write` must only append).
     public mutating func appendBlob(at index: Int32, _ write: (inout [UInt8]) throws -> Void) rethrows {
+        try append(at: index, isBlob: true, write)
+    }
+
+    /// The bytes that `write` appends, bound at `index` as a BLOB or as text.
+    @inline(__always)
+    private mutating func append(at index: Int32, isBlob: Bool, _ write: (inout [UInt8]) throws -> Void) rethrows {
         let start = bytes.count
         try write(&bytes)
-        fields.append(Field(index: index, range: start..<bytes.count, isBlob: true))
+        fields.append(Field(index: index, range: start..<bytes.count, isBlob: isBlob))
     }
 
     /// Calls `body` with the bytes' address (not null, even with no bytes) and the parameters; the
