@@ -91,6 +91,7 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "PerimeterTestSupport", path: "Sources/PerimeterTestSupport"),
+        .testTarget(name: "PerimeterBenchmarksTests", dependencies: ["PerimeterTestSupport", "PerimeterBenchmarks"]),
         .testTarget(name: "PerimeterGeometryTests", dependencies: ["PerimeterTestSupport", "PerimeterGeometry"]),
         .testTarget(name: "PerimeterGeoJSONTests", dependencies: ["PerimeterTestSupport", "PerimeterGeoJSON"]),
         .testTarget(name: "PerimeterIndexTests", dependencies: ["PerimeterTestSupport", "PerimeterIndex", "PerimeterGeometry"]),

@@ -51,6 +51,7 @@ public struct BenchOptions: Sendable {
       --only PART,...  run only these parts (in their usual order): \(BenchPart.allCases.map(\.rawValue).joined(separator: ","))
                        (peers and service also run engine, whose answers they are checked against);
                        results go to <work>/only-results unless --out is given
+      --work DIR       scratch folder (default bench/work), held for the run: a second run in it is refused
     """
 
     /// A usage error.

@@ -21,6 +21,8 @@ public enum BenchRunner {
         let work = URL(fileURLWithPath: options.workDirectory, isDirectory: true)
         let out = URL(fileURLWithPath: options.outputDirectory, isDirectory: true)
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let hold = try WorkFolderLock(folder: work.path)
+        defer { withExtendedLifetime(hold) {} }
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         let shared = URL(fileURLWithPath: options.sharedDirectory, isDirectory: true)
         let sharedPresent = FileManager.default.fileExists(atPath: shared.appendingPathComponent("bench").path)
