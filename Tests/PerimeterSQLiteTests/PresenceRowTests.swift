@@ -218,7 +218,7 @@ struct PresenceRowTests {
         }
     }
 
-    @Test("random commits that remove fences take their memberships out of every device (ids compared byte for byte), as the in-memory store does",
+    @Test("random commits that remove fences take their memberships out of every device, fence ids compared byte for byte as version 9's `DELETE … WHERE fence = ?` did",
           arguments: [SQLiteGeofencingStore.LockingMode.shared, .exclusive])
     func fenceRemovals(mode: SQLiteGeofencingStore.LockingMode) throws {
         var random = SplitMix64(seed: mode == .shared ? 2_010 : 1_020)
