@@ -176,7 +176,7 @@ struct PresenceRowTests {
         let folder = TemporaryFolder()
         var good = PresenceCodec.encode(victim.snapshot.memberships)
         var invalidUTF8 = PresenceCodec.encode([.init(fence: "ab", entryTime: 1, visitSequence: 1, hasDwelled: false)])
-        invalidUTF8[9] = 0xFF
+        invalidUTF8[3] = 0xFF
         good.append(0)
         let damages: [(bytes: [UInt8], words: String)] = [
             ([2, 0, 0, 0, 0], "format 2"),
@@ -186,6 +186,8 @@ struct PresenceRowTests {
             (invalidUTF8, "UTF-8"),
             (Array(PresenceCodec.encode([.init(fence: "z", entryTime: 1, visitSequence: 1, ordinal: nil, hasDwelled: false)]).dropLast()) + [4],
              "flags 4"),
+            ([1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0] + Array(repeating: 0xFF, count: 10) + [0x01, 0], "beyond 64 bits"),
+            ([1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0x80, 0x80, 0x80, 0x80, 0x10], "beyond 32 bits"),
         ]
         for (n, damage) in damages.enumerated() {
             let path = folder.path("damaged\(n).sqlite")
@@ -277,10 +279,17 @@ struct PresenceRowTests {
     @Test("the encoding: fixed bytes for one membership, every field round-trips bit for bit")
     func codec() throws {
         let one = DetectionEngine.MembershipSnapshot(fence: "é", entryTime: 1.5, visitSequence: 0x0102, ordinal: 3, hasDwelled: true)
-        #expect(PresenceCodec.encode([one]) == [1, 1, 0, 0, 0, 2, 0, 0, 0, 0xC3, 0xA9,
-                                               0, 0, 0, 0, 0, 0, 0xF8, 0x3F, 2, 1, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0])
-        #expect(PresenceCodec.encode([]) == [1, 0, 0, 0, 0])
-        #expect(try PresenceCodec.decode([1, 0, 0, 0, 0]).isEmpty)
+        // Format, count 1, id length 2, "é", 1.5's bits, visit sequence 258 as a varint, flags, ordinal 3.
+        #expect(PresenceCodec.encode([one]) == [1, 1, 2, 0xC3, 0xA9, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F, 0x82, 0x02, 3, 3])
+        #expect(PresenceCodec.encode([]) == [1, 0])
+        #expect(try PresenceCodec.decode([1, 0]).isEmpty)
+        for value: UInt64 in [0, 1, 127, 128, 16_383, 16_384, 1 << 32, UInt64.max >> 1, UInt64.max] {
+            let m = DetectionEngine.MembershipSnapshot(fence: "", entryTime: 0, visitSequence: value, ordinal: nil, hasDwelled: false)
+            let bytes = PresenceCodec.encode([m])
+            #expect(bytes.count == 2 + 1 + 8 + PresenceCodec.varintSize(value) + 1)
+            #expect(PresenceCodec.varintSize(value) == max(1, (64 - value.leadingZeroBitCount + 6) / 7))
+            #expect(try PresenceCodec.decode(bytes) == [m])
+        }
         var random = SplitMix64(seed: 5)
         for _ in 0..<200 {
             let memberships = Self.randomMemberships(&random, time: Double(random.next() % 1_000_000) / 3)
