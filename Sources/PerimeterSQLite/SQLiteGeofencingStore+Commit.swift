@@ -45,6 +45,9 @@ extension SQLiteGeofencingStore {
     private static func write(_ changes: StoreChanges, into connection: inout Connection) throws {
         let db = connection.db
         try connection.validate()
+        // The removed fences' ids as their bytes (SQLite compares texts byte for byte, as the version-9
+        // `DELETE … WHERE fence = ?` did); their memberships are taken out after the fence changes.
+        var removedFences = Set<[UInt8]>()
         for change in changes.fences {
             switch change {
             case .upsert(let fence):
@@ -68,13 +71,13 @@ extension SQLiteGeofencingStore {
                 let fence = try db.statement("DELETE FROM fence WHERE id = ?")
                 fence.bind(id.rawValue, at: 1)
                 try fence.execute()
-                let presence = try db.statement("DELETE FROM presence WHERE fence = ?")
-                presence.bind(id.rawValue, at: 1)
-                try presence.execute()
+                removedFences.insert(Array(id.rawValue.utf8))
             case .removeAll:
                 try db.execute("DELETE FROM fence; DELETE FROM presence;")
+                removedFences.removeAll()
             }
         }
+        if !removedFences.isEmpty { try removeMemberships(in: removedFences, from: db) }
 
         for device in changes.forgottenDevices {
             guard let key = try connection.key(of: device) else { continue }
@@ -108,9 +111,8 @@ extension SQLiteGeofencingStore {
             if !new.isEmpty {
                 try insertNewDevices(new, of: changes.devices, keys: &keys, known: &known, into: &connection)
             }
-            // Presence rows to write, after this loop (the deletes run in it, before them).
-            var presenceUpserts: [PresenceUpsert] = []
-            var presenceDeletes = PresenceDeletes()
+            // The devices whose presence rows to write, after this loop: (key, index in `changes.devices`).
+            var presence: [(key: Int64, change: Int)] = []
             // By index, each field read where it lies: a `DeviceChange` taken out of the array is a copy
             // of the snapshot's references, retained and released (≈ 400 instructions a device).
             for index in changes.devices.indices {
@@ -135,13 +137,10 @@ extension SQLiteGeofencingStore {
                         try delete.execute()
                     }
                 }
-                guard changes.devices[index].presenceChanged else { continue }
-                try writePresence(of: changes.devices[index].snapshot, change: index, key: key,
-                                  stored: changes.devices[index].storedMemberships,
-                                  into: db, deletes: &presenceDeletes, upserts: &presenceUpserts)
+                if changes.devices[index].presenceChanged { presence.append((key, index)) }
             }
             try writeKnownDevices(known, of: changes.devices, into: &connection)
-            try writePresenceUpserts(presenceUpserts, of: changes.devices, into: db)
+            try writePresence(presence, of: changes.devices, into: db)
         }
 
         if let first = changes.events.first {
@@ -380,68 +379,83 @@ extension SQLiteGeofencingStore {
         texts.append(logged.message, at: base + 15)
     }
 
-    /// Makes the presence rows of `snapshot`'s device its memberships: deletes the rows it no longer
-    /// has now, and lists in `upserts` the memberships to write (``writePresenceUpserts(_:of:into:)``
-    /// writes them once every device's deletes are done). When the rows held now are known (`stored`),
-    /// only the memberships that differ are deleted or written — one row per entry, exit or dwell,
-    /// instead of all of the device's rows; otherwise the rows are deleted and written again.
-    private static func writePresence(of snapshot: DetectionEngine.DeviceSnapshot, change: Int, key device: Int64,
-                                      stored: [DetectionEngine.MembershipSnapshot]?, into db: Database,
-                                      deletes: inout PresenceDeletes, upserts: inout [PresenceUpsert]) throws {
-        let memberships = snapshot.memberships
-        if let stored {
-            for old in stored where !memberships.contains(where: { $0.fence == old.fence }) {
-                try deletes.delete(device: device, fence: old.fence, in: db)
-            }
-        } else {
-            let clear = try db.statement(literal: "DELETE FROM presence WHERE device = ?")
-            clear.bind(device, at: 1)
-            try clear.execute()
+    /// Writes the presence row of each device in `presence` (its key, and where its change is in
+    /// `devices`): all its memberships as one BLOB (``PresenceCodec``), up to 32 rows per statement (as
+    /// ``eventInsert``); a device now inside no fence loses its row instead (up to 32 per statement).
+    /// A device listed twice (not expected) ends with its last change's presence.
+    ///
+    /// Version 9 wrote a row per membership that differed from the stored ones (an entry, a dwell) and
+    /// deleted one per exit; here a device costs one row whatever changed.
+    private static func writePresence(_ presence: [(key: Int64, change: Int)], of devices: [DeviceChange],
+                                      into db: Database) throws {
+        guard !presence.isEmpty else { return }
+        var presence = presence
+        // The deletes run before the writes: a key listed twice keeps only its last change.
+        if presence.count > 1, Set(presence.lazy.map(\.key)).count < presence.count {
+            var seen = Set<Int64>()
+            presence = presence.reversed().filter { seen.insert($0.key).inserted }.reversed()
         }
-        // An upsert: with `stored` known, a changed membership (a dwell fell due) has its row already.
-        for (k, m) in memberships.enumerated() where !(stored?.contains(m) ?? false) {
-            upserts.append(PresenceUpsert(key: device, change: change, membership: k))
-        }
-    }
-
-    /// A commit's deletes of single presence rows (an exit each): the statement found once, the fence
-    /// id bound without a copy (a look-up and a copied text cost ≈ 1,400 instructions a row).
-    struct PresenceDeletes {
-        private var statement: Statement?
-        private var texts = TextParameters()
-
-        mutating func delete(device: Int64, fence: FenceID, in db: Database) throws {
-            if statement == nil { statement = try db.statement(literal: "DELETE FROM presence WHERE device = ? AND fence = ?") }
-            let delete = statement!
-            delete.bind(device, at: 1)
-            texts.removeAll()
-            texts.append(fence.rawValue, at: 2)
-            try delete.execute(binding: texts)
-        }
-    }
-
-    /// A presence row to write: the device's key, and where its membership is in the commit's changes.
-    struct PresenceUpsert {
-        var key: Int64
-        var change: Int
-        var membership: Int
-    }
-
-    /// Writes `upserts`, up to 32 rows per statement (as ``eventInsert``).
-    private static func writePresenceUpserts(_ upserts: [PresenceUpsert], of devices: [DeviceChange], into db: Database) throws {
-        guard !upserts.isEmpty else { return }
-        try forEachRowGroup(of: upserts.count, presenceUpsert, in: db) { upsert, group, texts in
+        let empty = presence.filter { devices[$0.change].snapshot.memberships.isEmpty }
+        try deletePresence(of: empty.map(\.key), from: db)
+        let written = empty.isEmpty ? presence : presence.filter { !devices[$0.change].snapshot.memberships.isEmpty }
+        try forEachRowGroup(of: written.count, presenceReplace, in: db) { replace, group, texts in
             for row in 0..<group.count {
-                let entry = upserts[group.lowerBound + row]
-                let base = Int32(6 * row)
-                upsert.bind(entry.key, at: base + 1)
-                texts.append(devices[entry.change].snapshot.memberships[entry.membership].fence.rawValue, at: base + 2)
-                upsert.bind(devices[entry.change].snapshot.memberships[entry.membership].entryTime, at: base + 3)
-                upsert.bind(Int64(bitPattern: devices[entry.change].snapshot.memberships[entry.membership].visitSequence), at: base + 4)
-                upsert.bind(Int64(devices[entry.change].snapshot.memberships[entry.membership].hasDwelled ? 1 : 0), at: base + 5)
-                upsert.bind(devices[entry.change].snapshot.memberships[entry.membership].ordinal.map(Int64.init), at: base + 6)
+                let (key, change) = written[group.lowerBound + row]
+                let base = Int32(2 * row)
+                replace.bind(key, at: base + 1)
+                texts.appendBlob(at: base + 2) { PresenceCodec.append(devices[change].snapshot.memberships, to: &$0) }
             }
-            try upsert.executeLeavingBound(texts)
+            try replace.executeLeavingBound(texts)
+        }
+    }
+
+    /// Deletes the presence rows of the devices `keys`, up to 32 per statement.
+    private static func deletePresence(of keys: [Int64], from db: Database) throws {
+        try forEachRowGroup(of: keys.count, presenceDelete, in: db) { delete, group, texts in
+            for row in 0..<group.count { delete.bind(keys[group.lowerBound + row], at: Int32(row + 1)) }
+            try delete.executeLeavingBound(texts)
+        }
+    }
+
+    /// Takes the memberships of the fences whose ids (as UTF-8) are `fences` out of every presence row
+    /// that has one: the rows are read, decoded and those that change are written again. O(presence
+    /// rows); only a commit that removes fences runs it.
+    ///
+    /// - Throws: ``GeofencingError/Code/incompatibleStorage`` for a row that cannot be decoded, naming
+    ///   its device (by key when it has no device row).
+    private static func removeMemberships(in fences: Set<[UInt8]>, from db: Database) throws {
+        var rewritten: [(key: Int64, memberships: [DetectionEngine.MembershipSnapshot])] = []
+        var emptied: [Int64] = []
+        let rows = try db.statement(literal: """
+            SELECT p.device, d.id, p.memberships FROM presence p LEFT JOIN device d ON d.key = p.device
+            """)
+        do {
+            defer { rows.reset() }
+            while try rows.step() {
+                let memberships: [DetectionEngine.MembershipSnapshot]
+                do {
+                    memberships = try PresenceCodec.decode(rows.blob(2))
+                } catch {
+                    let device = rows.isNull(1) ? "key \(rows.int64(0))" : rows.string(1)
+                    throw GeofencingError(.incompatibleStorage, "the stored presence of device \(device) cannot be read (\(error)); the database is damaged")
+                }
+                let kept = memberships.filter { !fences.contains(Array($0.fence.rawValue.utf8)) }
+                if kept.isEmpty {
+                    emptied.append(rows.int64(0))
+                } else if kept.count != memberships.count {
+                    rewritten.append((rows.int64(0), kept))
+                }
+            }
+        }
+        try deletePresence(of: emptied, from: db)
+        try forEachRowGroup(of: rewritten.count, presenceReplace, in: db) { replace, group, texts in
+            for row in 0..<group.count {
+                let entry = rewritten[group.lowerBound + row]
+                let base = Int32(2 * row)
+                replace.bind(entry.key, at: base + 1)
+                texts.appendBlob(at: base + 2) { PresenceCodec.append(entry.memberships, to: &$0) }
+            }
+            try replace.executeLeavingBound(texts)
         }
     }
 
@@ -506,16 +520,14 @@ extension SQLiteGeofencingStore {
         }
     }
 
-    /// Presence rows: row *r* (from 0) in parameters 6·*r* + 1 device key, + 2 fence, + 3 entry time,
-    /// + 4 visit sequence, + 5 dwelled, + 6 ordinal.
-    ///
-    /// `OR REPLACE`: a row already there (a dwell fell due; a membership the commit could not tell was
-    /// stored) is replaced by one with every column given, which leaves what an upsert's `DO UPDATE` of
-    /// every column leaves — the table has no other index and no trigger — for ≈ 185 instructions a row
-    /// less in SQLite.
-    private static let presenceUpsert = RowGroupSQL(
-        head: "INSERT OR REPLACE INTO presence (device, fence, entry_time, visit_sequence, has_dwelled, ordinal) VALUES",
-        row: "(?, ?, ?, ?, ?, ?)",
+    /// Deletes of presence rows: parameter *r* + 1 (from 1) the key of row *r*.
+    private static let presenceDelete = RowGroupSQL(head: "DELETE FROM presence WHERE device IN (", row: "?", tail: ")")
+
+    /// Presence rows: row *r* (from 0) in parameters 2·*r* + 1 device key, + 2 memberships. `OR REPLACE`:
+    /// a device's row, when it has one, is replaced whole (the table has no other index and no trigger).
+    private static let presenceReplace = RowGroupSQL(
+        head: "INSERT OR REPLACE INTO presence (device, memberships) VALUES",
+        row: "(?, ?)",
         tail: "")
 
     private static func writeMeta(_ key: String, _ value: Int64, into db: Database) throws {

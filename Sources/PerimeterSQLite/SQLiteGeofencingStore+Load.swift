@@ -8,7 +8,7 @@ import PerimeterService
 extension SQLiteGeofencingStore {
     /// Reads fences, devices with their presence, consent and the log position.
     ///
-    /// - Complexity: linear in fences, devices and presence rows; O(log n) in the event log.
+    /// - Complexity: linear in fences, devices and memberships; O(log n) in the event log.
     public func load() throws -> StoredState {
         try owner.withConnection("loading") { connection throws in
             // One read transaction: every table from the same snapshot, which the remembered values
@@ -45,18 +45,12 @@ extension SQLiteGeofencingStore {
                 dwellTime: fences.optionalDouble(5), expiresAt: fences.optionalDouble(6),
                 additionSequence: fences.isNull(7) ? nil : fences.int64(7)))
         }
-        // Presence and option rows name their device by its key.
-        var memberships: [Int64: [DetectionEngine.MembershipSnapshot]] = [:]
-        let presence = try db.statement("SELECT device, fence, entry_time, visit_sequence, has_dwelled, ordinal FROM presence")
+        // Presence and option rows name their device by its key; each is decoded with its device, so
+        // that a damaged one is refused naming the device.
+        var presenceRows: [Int64: [UInt8]] = [:]
+        let presence = try db.statement("SELECT device, memberships FROM presence")
         while try presence.step() {
-            // NULL ordinal: a visit recorded before version 4, whose id is derived from its sequence.
-            let ordinal = presence.isNull(5) ? nil : UInt32(exactly: presence.int64(5))
-            guard presence.isNull(5) || ordinal != nil else {
-                throw GeofencingError(.incompatibleStorage, "the store records visit ordinal \(presence.int64(5)) for device key \(presence.int64(0)) in fence \(presence.string(1)), which is out of range; the database is damaged")
-            }
-            memberships[presence.int64(0), default: []].append(DetectionEngine.MembershipSnapshot(
-                fence: FenceID(presence.string(1)), entryTime: presence.double(2),
-                visitSequence: UInt64(bitPattern: presence.int64(3)), ordinal: ordinal, hasDwelled: presence.int64(4) != 0))
+            presenceRows[presence.int64(0)] = presence.blob(1)
         }
         var optionStates: [Int64: [UInt8]] = [:]
         let options = try db.statement("SELECT device, state FROM device_option")
@@ -68,9 +62,20 @@ extension SQLiteGeofencingStore {
             let key = devices.int64(0)
             let id = DeviceID(devices.string(1))
             let values = try DeviceStateCodec.decode(devices.blob(2), device: id)
+            var memberships: [DetectionEngine.MembershipSnapshot] = []
+            if let bytes = presenceRows.removeValue(forKey: key) {
+                do {
+                    memberships = try PresenceCodec.decode(bytes)
+                } catch {
+                    throw GeofencingError(.incompatibleStorage, "the stored presence of device \(id) cannot be read (\(error)); the database is damaged")
+                }
+                // In fence order, as a version-9 file's rows were returned (a commit writes them in the
+                // engine's order).
+                memberships.sort { $0.fence < $1.fence }
+            }
             var snapshot = DetectionEngine.DeviceSnapshot(
                 device: id, lastTime: values.lastTime, lastCoordinate: values.coordinate, updateCount: values.updateCount,
-                memberships: (memberships.removeValue(forKey: key) ?? []).sorted { $0.fence < $1.fence })
+                memberships: memberships)
             if !devices.isNull(3) {
                 withInstantVisits.insert(key)
                 do {
@@ -89,7 +94,7 @@ extension SQLiteGeofencingStore {
             keys[id] = key
             state.devices.append(snapshot)
         }
-        if let orphan = memberships.keys.min() {
+        if let orphan = presenceRows.keys.min() {
             throw GeofencingError(.incompatibleStorage, "the store records presence for device key \(orphan) but no device row with that key; the database is inconsistent")
         }
         if let orphan = optionStates.keys.min() {

@@ -1,4 +1,5 @@
 import PerimeterEngine
+import PerimeterFences
 import PerimeterGeometry
 import PerimeterService
 
@@ -156,12 +157,28 @@ enum Schema {
         DROP TABLE event;
         ALTER TABLE event_v9 RENAME TO event;
         """,
+        // 10: a device's presence in one row keyed by the device's key, every membership in one BLOB
+        // (PresenceCodec), instead of a row per membership: a commit writes one row for a device whose
+        // presence changed, whatever it entered, left or dwelled in. A rowid table of its own rather than
+        // a column of `device`: the device rows a commit rewrites in place stay small and dense in their
+        // pages (each page a commit touches is written to the log whole). A device inside no fence has no
+        // row or an empty one. The table is made here; `fillPresence` (see `steps`) copies the rows, then
+        // `presenceSwap`.
+        """
+        CREATE TABLE presence_v10 (device INTEGER PRIMARY KEY, memberships BLOB NOT NULL);
+        """,
     ]
 
     /// Migration 8's last part, after `fillDeviceState`: the new device table replaces the old one.
     static let deviceStateSwap = """
         DROP TABLE device;
         ALTER TABLE device_v8 RENAME TO device;
+        """
+
+    /// Migration 10's last part, after `fillPresence`: the new presence table replaces the old one.
+    static let presenceSwap = """
+        DROP TABLE presence;
+        ALTER TABLE presence_v10 RENAME TO presence;
         """
 
     /// The migrations as steps for `useWriteAheadLogAndMigrate`: the SQL of ``migrations``, and before
@@ -183,6 +200,12 @@ enum Schema {
                     try db.execute(sql)
                     try fillDeviceState(db)
                     try db.execute(deviceStateSwap)
+                }
+            case 9:
+                Migration { db in
+                    try db.execute(sql)
+                    try fillPresence(db)
+                    try db.execute(presenceSwap)
                 }
             default:
                 .sql(sql)
@@ -208,6 +231,42 @@ enum Schema {
             insert.bind(rows.isNull(6) ? nil : rows.blob(6), at: 4)
             try insert.execute()
         }
+    }
+
+    /// Migration 10's copy: the version-9 presence rows of each device key as one row of `presence_v10`,
+    /// its memberships sorted by fence as `load` returned them. The values are read as `load` of a
+    /// version-9 file read them, and a row it refused (an ordinal out of range) fails the migration with
+    /// the same error, leaving the file at version 9. A key without a device row is copied as it is:
+    /// `load` reports it as before.
+    static func fillPresence(_ db: Database) throws {
+        let rows = try db.statement("SELECT device, fence, entry_time, visit_sequence, has_dwelled, ordinal FROM presence ORDER BY device")
+        defer { rows.reset() }
+        let insert = try db.statement("INSERT INTO presence_v10 (device, memberships) VALUES (?, ?)")
+        var device: Int64?
+        var memberships: [DetectionEngine.MembershipSnapshot] = []
+        func flush() throws {
+            guard let device else { return }
+            memberships.sort { $0.fence < $1.fence }
+            insert.bind(device, at: 1)
+            insert.bind(PresenceCodec.encode(memberships), at: 2)
+            try insert.execute()
+            memberships.removeAll()
+        }
+        while try rows.step() {
+            let key = rows.int64(0)
+            if key != device {
+                try flush()
+                device = key
+            }
+            let ordinal = rows.isNull(5) ? nil : UInt32(exactly: rows.int64(5))
+            guard rows.isNull(5) || ordinal != nil else {
+                throw GeofencingError(.incompatibleStorage, "the store records visit ordinal \(rows.int64(5)) for device key \(key) in fence \(rows.string(1)), which is out of range; the database is damaged (it was left at its schema version)")
+            }
+            memberships.append(DetectionEngine.MembershipSnapshot(
+                fence: FenceID(rows.string(1)), entryTime: rows.double(2),
+                visitSequence: UInt64(bitPattern: rows.int64(3)), ordinal: ordinal, hasDwelled: rows.int64(4) != 0))
+        }
+        try flush()
     }
 
     /// Throws ``GeofencingError/Code/incompatibleStorage`` naming the first device that has presence or

@@ -95,7 +95,7 @@ struct DeviceKeyTests {
 
         let db = try Database(path: path)
         defer { db.close() }
-        #expect(try db.integer("PRAGMA user_version") == Schema.version && Schema.version == 9)
+        #expect(try db.integer("PRAGMA user_version") == Schema.version && Schema.version == 10)
         #expect(try db.integer("SELECT count(*) FROM presence") == 1)
         #expect(try db.integer("SELECT count(*) FROM presence WHERE typeof(device) <> 'integer'") == 0)
         #expect(try db.integer("SELECT count(*) FROM device_option") == 0)
@@ -207,9 +207,8 @@ struct DeviceKeyTests {
         // Forget the last key's device: the next new devices continue after the largest key left.
         try Self.commit(store, [], forgetting: ["n0"])
         try memory.commit({ var c = StoreChanges(); c.forgottenDevices = ["n0"]; return c }())
-        // Known and new devices mixed; "twice" listed twice (its last change wins; without presence:
-        // a commit runs every device's presence deletes before any writes, so two changes of one device
-        // in one commit would not leave its last memberships — not something a service sends).
+        // Known and new devices mixed; "twice" listed twice (not something a service sends): its last
+        // change wins (with presence: `PresenceRowTests.deviceListedTwice`).
         changes = StoreChanges()
         changes.devices = [Self.device("twice", time: 100), Self.device("n5", time: 101),
                            Self.device("fresh", time: 102), Self.device("twice", time: 103)]

@@ -134,7 +134,7 @@ struct DeviceStateTests {
 
         let db = try Database(path: path)
         defer { db.close() }
-        #expect(try db.integer("PRAGMA user_version") == Schema.version && Schema.version == 9)
+        #expect(try db.integer("PRAGMA user_version") == Schema.version && Schema.version == 10)
         #expect(try db.integer("SELECT count(*) FROM pragma_table_info('device') WHERE name = 'last_time'") == 0)
         #expect(try db.integer("SELECT count(*) FROM device WHERE length(state) <> 40 OR typeof(state) <> 'blob'") == 0)
         #expect(try db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'device_v8'") == 0)

@@ -97,7 +97,7 @@ struct EventRowTests {
 
         let db = try Database(path: path)
         defer { db.close() }
-        #expect(try db.integer("PRAGMA user_version") == Schema.version && Schema.version == 9)
+        #expect(try db.integer("PRAGMA user_version") == Schema.version && Schema.version == 10)
         #expect(try db.integer("SELECT count(*) FROM event WHERE sequence <= 300 AND (typeof(id) <> 'text' OR typeof(visit_id) <> 'text')") == 0)
         #expect(try db.integer("SELECT count(*) FROM event WHERE typeof(kind) <> 'integer' OR typeof(reason) <> 'integer'") == 0)
         // The engine's events: both ids 16 bytes.

@@ -147,10 +147,12 @@ struct MigrationTests {
             try ant.execute()
             try db.execute("""
                 DELETE FROM device WHERE id = '\(next)'; DELETE FROM event WHERE sequence = 3;
-                INSERT INTO presence (device, fence, entry_time, visit_sequence, has_dwelled)
-                    VALUES ((SELECT key FROM device WHERE id = 'ant'), 'zoo', 1001.5, 2, 0);
                 UPDATE meta SET value = 6 WHERE key = 'processed_updates';
                 """)
+            // Its presence as the migration wrote it (version 10: one row a device).
+            let presence = try db.statement("INSERT INTO presence (device, memberships) VALUES ((SELECT key FROM device WHERE id = 'ant'), ?)")
+            presence.bind(PresenceCodec.encode([.init(fence: "zoo", entryTime: 1001.5, visitSequence: 2, ordinal: nil, hasDwelled: false)]), at: 1)
+            try presence.execute()
             db.close()
         }
         let db = try Database(path: path)
