@@ -56,11 +56,10 @@ public final class GeofencingService: Sendable {
     }
 
     deinit {
-        // Taking the lock pays the device states owed to the in-memory store (``ServiceCore/lockTaken()``):
-        // after this nothing holds them.
-        core.withLock { _ in }
         ticker.withLock { $0?.stop() }
-        // Finish outside the lock: a stream's termination handler takes the lock itself.
+        // Finish outside the lock: a stream's termination handler takes the lock itself. Taking it also
+        // pays the device states owed to the in-memory store (``ServiceCore/lockTaken()``): after this
+        // nothing else holds them.
         let streams = core.withLock { c in Array(c.streams.values) }
         for continuation in streams { continuation.finish() }
     }
