@@ -106,7 +106,7 @@ public final class InMemoryGeofencingStore: GeofencingStore {
     /// store's lock, before the events are appended. Nothing is changed when the commit fails (the
     /// event sequence is checked first), and `writeDevices` is then not called.
     ///
-    /// The service's commit (``ServiceCore/commitInPlace(_:lazily:)``) has the engine write each changed
+    /// The service's commit (``ServiceCore/commitInPlace(lazily:)``) has the engine write each changed
     /// device's state here, where the store keeps it, instead of into a ``DeviceChange`` that the store
     /// then copies (and whose old state it releases): the one copy of a device's state that a commit
     /// makes is this store's. `writeDevices` may also leave a stored device's state unwritten, *owed*:

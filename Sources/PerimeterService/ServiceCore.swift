@@ -292,7 +292,7 @@ struct ServiceCore {
     ///
     /// `listingDevices`: whether the touched devices' states go into the changes
     /// (``StoreChanges/devices``); without, ``writeDeviceStates(of:into:)`` writes them into the
-    /// in-memory store's states instead, as part of that store's commit (``commitInPlace(_:)``).
+    /// in-memory store's states instead, as part of that store's commit (``commitInPlace(lazily:)``).
     mutating func takeChanges(listingDevices: Bool = true) -> CommitWork {
         var work = CommitWork(batch: batch)
         batch &+= 1
@@ -726,7 +726,7 @@ struct CommitWork {
     /// when its state is written (the stamps do not hold).
     var removesFences = false
     /// Whether ``changes`` list the touched devices (else the in-memory store's commit has them written
-    /// in place: ``ServiceCore/commitInPlace(_:)``).
+    /// in place: ``ServiceCore/commitInPlace(lazily:)``).
     var listsDevices = true
     var acceptedSequence: Int64 = 0
     var arrivals: UInt64 = 0
