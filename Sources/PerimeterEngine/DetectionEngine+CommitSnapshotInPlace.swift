@@ -82,14 +82,6 @@ extension DetectionEngine {
 }
 
 extension ShardedEngine {
-    /// Whether the engine holds `device`: exactly when ``writeCommitSnapshot(of:handle:since:into:)`` would
-    /// write its state (`handle` checked and corrected as there), without writing it.
-    /// `mutating` only to reach the device's shard where it lies: the engine is not changed.
-    public mutating func holdsDevice(_ device: DeviceID, handle: inout DeviceHandle) -> Bool {
-        if shards.count == 1 { return shards[0].slot(of: device, handle: &handle) != nil }
-        return shards[shard(of: device)].slot(of: device, handle: &handle) != nil
-    }
-
     /// ``commitSnapshot(of:handle:since:)`` written into `snapshot` in place: every field of the device's
     /// state, except the memberships when the presence is the one `since` stamped (left as they were:
     /// the caller holds them); `nil`, and `snapshot` unchanged, when the device sent no accepted update.

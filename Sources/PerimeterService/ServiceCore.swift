@@ -389,8 +389,7 @@ struct ServiceCore {
     /// committed, as the list does.
     ///
     /// `lazily`: a device the store holds is not written but left owed (``owedStates``), for
-    /// ``payOwedStates()`` to write when someone may read it; so is a device new to the store with no
-    /// committed presence, in a blank entry appended for it; any other device new to the store is written.
+    /// ``payOwedStates()`` to write when someone may read it; a device new to the store is written.
     /// - Returns: whether a device was left owed.
     mutating func writeDeviceStates(of work: inout CommitWork, into states: inout DeviceStates, lazily: Bool = false) -> Bool {
         writeDeviceStates(of: work.taken.touched, removesFences: work.removesFences, into: &states,
@@ -412,14 +411,7 @@ struct ServiceCore {
                 continue
             }
             let device = books.devices[e]
-            var p = states.position(of: device, number: number)
-            // Lazily, a device new to the store with nothing committed before (no presence in the books:
-            // new, or forgotten since) gets a blank entry, owed: its eager write — into a blank state,
-            // every membership written — is what paying writes into that entry. One the engine does not
-            // hold is not stored, as eagerly.
-            if p < 0, lazily, case .none = books.committed[e], engine.holdsDevice(device, handle: &books.handles[e]) {
-                p = states.append(.unwritten(device: device, memberships: []), number: number)
-            }
+            let p = states.position(of: device, number: number)
             if p >= 0, lazily {
                 if e >= isOwed.count { isOwed += repeatElement(false, count: max(e + 1, books.devices.count) - isOwed.count) }
                 isOwed[e] = true
