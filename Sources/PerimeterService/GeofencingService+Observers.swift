@@ -53,7 +53,8 @@ extension GeofencingService {
     func notify(events: [GeofencingEvent] = [], errors: [GeofencingError] = [],
                 consent: [(DeviceID?, Bool)] = []) {
         guard !events.isEmpty || !errors.isEmpty || !consent.isEmpty else { return }
-        let observers = core.withLock { $0.observers }
+        // A read: the device states owed to the in-memory store stay owed (``ServiceCore/lockTaken()``).
+        let observers = core.withLockAsIs { $0.observers }
         guard !observers.isEmpty else { return }
         for observer in observers {
             let extended = observer as? any ExtendedGeofencingObserver

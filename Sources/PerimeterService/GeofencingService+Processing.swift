@@ -92,8 +92,34 @@ extension GeofencingService {
     func processBatch<Updates: Collection>(_ batch: Updates, simulated: Bool = false) throws(GeofencingError) -> BatchResult
     where Updates.Element == LocationUpdate {
         if let relay { return try relayBatchAndWait(batch, simulated: simulated, to: relay) }
+        if let inMemoryStore { return try processCommittingInPlace(batch, simulated: simulated, store: inMemoryStore) }
         let (result, ticket) = try processWithoutCommit(batch, simulated: simulated)
         let failure = ticket.flatMap(commit(through:))
+        notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
+        if let failure { throw failure }
+        return result
+    }
+
+    /// ``processBatch(_:simulated:)`` on the in-memory store: the batch processed and, when the durability
+    /// policy wants a commit, committed in the same hold of the lock (as the group's committer), the
+    /// states of the devices the store holds left owed (``ServiceCore/commitInPlace(lazily:)``). Nothing
+    /// can read the engine between the batch and its commit, so each device it changed is owed as it is
+    /// committed; and the states owed by earlier commits are those of devices the batch left alone or
+    /// committed again. Without a commit due (or when the commit is bound to fail: a log another
+    /// service wrote), the owed states are paid first, as in every other hold.
+    func processCommittingInPlace<Updates: Collection>(_ batch: Updates, simulated: Bool,
+                                                       store: InMemoryGeofencingStore) throws(GeofencingError) -> BatchResult
+    where Updates.Element == LocationUpdate {
+        let now = clock.now().timeIntervalSince1970
+        let (result, outcome) = try groupCommit.commitAlongside { () throws(GeofencingError) -> (BatchResult, GroupCommit.Outcome?) in
+            try core.withLockAsIs { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, GroupCommit.Outcome?) in
+                let commits = c.commitDue(adding: batch.count)
+                if !commits || !store.continuesLog(after: c.lastSequence) { c.payOwedStates() }
+                let (result, _) = try Self.processLocked(batch, simulated: simulated, now: now, core: &c)
+                return (result, commits ? c.commitInPlace(lazily: true) : nil)
+            }
+        }
+        let failure = outcome?.error
         notify(events: result.events, errors: result.rejections.map(\.error) + (failure.map { [$0] } ?? []))
         if let failure { throw failure }
         return result
@@ -108,66 +134,73 @@ extension GeofencingService {
         -> (BatchResult, UInt64?) where Updates.Element == LocationUpdate {
         let now = clock.now().timeIntervalSince1970
         return try core.withLock { (c: inout ServiceCore) throws(GeofencingError) -> (BatchResult, UInt64?) in
-            let options = try c.configured()
-            try Self.checkConsent(batch, c, options)
-            var result = BatchResult()
-            var events: [GeofenceEvent] = []
-            let maximumAccuracy = options.maximumHorizontalAccuracy
-            let live = options.timeModel == .live
-            let latestAccepted = now + options.maximumFutureSkew
-            // The batch paths; the loop below is for live batches with an update of a device that has a
-            // timer floor (whether a later update is moved to the floor depends on whether an earlier one
-            // was accepted).
-            if !live || c.timerFloors.isEmpty || !batch.contains(where: { c.timerFloors[$0.device] != nil }) {
-                if live {
-                    Self.processLive(batch, simulated: simulated, now: now, options: options, core: &c, into: &result)
-                } else {
-                    Self.processOnDataClock(batch, options: options, core: &c, into: &result)
-                }
-                c.processedUpdates += UInt64(batch.count)
-                c.pending.processedUpdatesChanged = true
-                c.pending.updates += batch.count
-                return (result, c.commitTicket())
+            try Self.processLocked(batch, simulated: simulated, now: now, core: &c)
+        }
+    }
+
+    /// ``processWithoutCommit(_:simulated:)``'s work, with the lock held.
+    private static func processLocked<Updates: Collection>(_ batch: Updates, simulated: Bool, now: Double,
+                                                           core c: inout ServiceCore) throws(GeofencingError)
+        -> (BatchResult, UInt64?) where Updates.Element == LocationUpdate {
+        let options = try c.configured()
+        try Self.checkConsent(batch, c, options)
+        var result = BatchResult()
+        var events: [GeofenceEvent] = []
+        let maximumAccuracy = options.maximumHorizontalAccuracy
+        let live = options.timeModel == .live
+        let latestAccepted = now + options.maximumFutureSkew
+        // The batch paths; the loop below is for live batches with an update of a device that has a
+        // timer floor (whether a later update is moved to the floor depends on whether an earlier one
+        // was accepted).
+        if !live || c.timerFloors.isEmpty || !batch.contains(where: { c.timerFloors[$0.device] != nil }) {
+            if live {
+                Self.processLive(batch, simulated: simulated, now: now, options: options, core: &c, into: &result)
+            } else {
+                Self.processOnDataClock(batch, options: options, core: &c, into: &result)
             }
-            for (index, original) in batch.enumerated() {
-                var update = original
-                let t = update.time.timeIntervalSince1970
-                if !simulated, t > latestAccepted {
-                    c.timeStatistics.futureUpdates += 1
-                    result.rejections.append(.init(index: index, error: Self.futureUpdate(update, now: now, options: options)))
-                    continue
-                }
-                // The clock already fired timers for this device without a fix, up to `floor`:
-                // what the device did before that is evaluated as of then (docs/semantics.md).
-                if let floor = c.timerFloors[update.device], t < floor {
-                    update.time = Date(timeIntervalSince1970: floor)
-                    c.timeStatistics.lateUpdates += 1
-                }
-                if let refusal = Self.inaccurateLocation(update, maximum: maximumAccuracy) {
-                    result.rejections.append(.init(index: index, error: refusal))
-                    continue
-                }
-                // The device's own clock: its timers due by this update's time fire first, with its
-                // last position, exactly as in a replay (docs/semantics.md).
-                let before = events.count
-                c.engine.advance(update.device, to: update.time, into: &events)
-                if events.count > before { c.touch(update.device) }
-                if let rejection = c.engine.process(update, into: &events) {
-                    result.rejections.append(.init(index: index, error: GeofencingError(rejection)))
-                } else {
-                    c.touch(update.device)
-                    c.lastArrivals[update.device] = now
-                    c.timerFloors.removeValue(forKey: update.device)
-                }
-            }
-            c.log(events, into: &result.events)
             c.processedUpdates += UInt64(batch.count)
             c.pending.processedUpdatesChanged = true
             c.pending.updates += batch.count
-            // The commit runs after the lock is released, so that calls made meanwhile by other
-            // threads are processed during it and share the next one (see `GroupCommit`).
             return (result, c.commitTicket())
         }
+        for (index, original) in batch.enumerated() {
+            var update = original
+            let t = update.time.timeIntervalSince1970
+            if !simulated, t > latestAccepted {
+                c.timeStatistics.futureUpdates += 1
+                result.rejections.append(.init(index: index, error: Self.futureUpdate(update, now: now, options: options)))
+                continue
+            }
+            // The clock already fired timers for this device without a fix, up to `floor`:
+            // what the device did before that is evaluated as of then (docs/semantics.md).
+            if let floor = c.timerFloors[update.device], t < floor {
+                update.time = Date(timeIntervalSince1970: floor)
+                c.timeStatistics.lateUpdates += 1
+            }
+            if let refusal = Self.inaccurateLocation(update, maximum: maximumAccuracy) {
+                result.rejections.append(.init(index: index, error: refusal))
+                continue
+            }
+            // The device's own clock: its timers due by this update's time fire first, with its
+            // last position, exactly as in a replay (docs/semantics.md).
+            let before = events.count
+            c.engine.advance(update.device, to: update.time, into: &events)
+            if events.count > before { c.touch(update.device) }
+            if let rejection = c.engine.process(update, into: &events) {
+                result.rejections.append(.init(index: index, error: GeofencingError(rejection)))
+            } else {
+                c.touch(update.device)
+                c.lastArrivals[update.device] = now
+                c.timerFloors.removeValue(forKey: update.device)
+            }
+        }
+        c.log(events, into: &result.events)
+        c.processedUpdates += UInt64(batch.count)
+        c.pending.processedUpdatesChanged = true
+        c.pending.updates += batch.count
+        // The commit runs after the lock is released, so that calls made meanwhile by other
+        // threads are processed during it and share the next one (see `GroupCommit`).
+        return (result, c.commitTicket())
     }
 
     /// The data clock's batch: each update first advances every device's clock to its time, then goes

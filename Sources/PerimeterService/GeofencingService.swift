@@ -19,6 +19,9 @@ import Synchronization
 /// ```
 public final class GeofencingService: Sendable {
     let store: any GeofencingStore
+    /// `store` when it is an ``InMemoryGeofencingStore`` itself (not behind a wrapper): then commits are
+    /// made in place, under the lock (``ServiceCore/commitInPlace(lazily:)``).
+    let inMemoryStore: InMemoryGeofencingStore?
     let core = ServiceLock(ServiceCore())
     /// Serialises commits, outside `core`'s lock, and lets concurrent callers share them.
     let groupCommit = GroupCommit()
@@ -46,6 +49,7 @@ public final class GeofencingService: Sendable {
     public init(store: any GeofencingStore = InMemoryGeofencingStore(), clock: any GeofencingClock = SystemClock(),
                 tickInterval: Double? = 0.25, relay: (any DetectionRelay)? = nil) {
         self.store = store
+        self.inMemoryStore = store as? InMemoryGeofencingStore
         self.relay = relay
         self.clock = clock
         self.tickInterval = tickInterval.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
@@ -53,7 +57,9 @@ public final class GeofencingService: Sendable {
 
     deinit {
         ticker.withLock { $0?.stop() }
-        // Finish outside the lock: a stream's termination handler takes the lock itself.
+        // Finish outside the lock: a stream's termination handler takes the lock itself. Taking it also
+        // pays the device states owed to the in-memory store (``ServiceCore/lockTaken()``): after this
+        // nothing else holds them.
         let streams = core.withLock { c in Array(c.streams.values) }
         for continuation in streams { continuation.finish() }
     }
@@ -84,7 +90,8 @@ public final class GeofencingService: Sendable {
                 fresh.sink = c.sink
                 fresh.sinkWhenStored = c.sinkWhenStored
                 fresh.nextStreamID = c.nextStreamID
-                fresh.storeReadsEventIDs = !(store is InMemoryGeofencingStore)
+                fresh.storeReadsEventIDs = inMemoryStore == nil
+                fresh.inPlace = inMemoryStore.map { InPlaceStore(store: $0, lock: core) }
                 try fresh.load(state, options: options)
                 c = fresh
             } else {
@@ -173,8 +180,8 @@ public final class GeofencingService: Sendable {
         // its round has nothing to wait for.
         if yielding { sched_yield() }
         // The in-memory store has nothing to wait for: its commit is made under the lock, the engine
-        // writing the devices' states into it (``ServiceCore/commitInPlace(_:)``).
-        if let memory = store as? InMemoryGeofencingStore { return core.withLock { $0.commitInPlace(memory) } }
+        // writing the devices' states into it (``ServiceCore/commitInPlace(lazily:)``).
+        if inMemoryStore != nil { return core.withLock { $0.commitInPlace(lazily: true) } }
         var work = core.withLock { $0.takeChanges() }
         if !work.isEmpty {
             do {

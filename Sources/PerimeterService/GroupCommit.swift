@@ -100,6 +100,23 @@ final class GroupCommit: @unchecked Sendable {
         return outcome.error
     }
 
+    /// Runs `body` as the committer (after the one at work, if any), for a call that changes state and
+    /// commits it in one hold of the service lock (the in-memory store's processing:
+    /// ``GeofencingService/processCommittingInPlace(_:simulated:store:)``); `body` returns what its commit
+    /// did, `nil` when it made none.
+    func commitAlongside<Result, Failure: Error>(_ body: () throws(Failure) -> (Result, Outcome?)) throws(Failure)
+        -> (Result, Outcome?) {
+        condition.lock()
+        while committing { condition.wait() }
+        committing = true
+        condition.unlock()
+        var durableBelow: UInt64?
+        defer { finish(durableBelow) }
+        let (result, outcome) = try body()
+        durableBelow = outcome?.durableBelow
+        return (result, outcome)
+    }
+
     /// Runs `body` as the only committer (waiting for the one at work): for closing the service.
     func exclusively<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         condition.lock()

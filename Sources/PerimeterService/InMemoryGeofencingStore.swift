@@ -16,6 +16,15 @@ public final class InMemoryGeofencingStore: GeofencingStore {
         var processedUpdates: UInt64 = 0
         var acceptedSequence: Int64 = 0
         var arrivals: UInt64 = 0
+        /// The service whose engine holds the committed state of devices this store's own states do not
+        /// have yet (see ``commit(_:by:writingDevices:)``); `nil` when every state is here.
+        var owner = OwnerReference()
+    }
+
+    /// A weak reference to the lock of the service that owes states: the service holds this store, and
+    /// its states are paid when it is dropped (``GeofencingService``'s `deinit`).
+    struct OwnerReference {
+        weak var lock: ServiceLock<ServiceCore>?
     }
 
     private let contents = Mutex(Contents())
@@ -25,8 +34,8 @@ public final class InMemoryGeofencingStore: GeofencingStore {
 
     /// - Complexity: O(fences log fences + devices).
     public func load() throws -> StoredState {
-        contents.withLock { c in
-            var state = StoredState()
+        var state = StoredState()
+        try withSettledContents { c in
             state.fences = c.fences.values.sorted { $0.position < $1.position }
             state.devices = c.devices.all
             state.serviceConsent = c.serviceConsent
@@ -35,13 +44,61 @@ public final class InMemoryGeofencingStore: GeofencingStore {
             state.processedUpdates = c.processedUpdates
             state.acceptedSequence = c.acceptedSequence
             state.arrivals = c.arrivals
-            return state
         }
+        return state
     }
 
     /// Applies `changes` atomically (it checks the event sequence before changing anything).
     public func commit(_ changes: StoreChanges) throws {
-        try commit(changes) { _ in }
+        try commit(changes, by: nil) { _ in false }
+    }
+
+    /// Runs `body` on the contents with every device state in them: when a service owes states (see
+    /// ``commit(_:by:writingDevices:)``), under that service's lock, which pays them first
+    /// (``ServiceCore/lockTaken()``), so that `body` sees exactly what was last committed even while the
+    /// service goes on. `caller`: the lock of the service calling, which holds it (its own debt is left
+    /// owed: it may only add to it).
+    private func withSettledContents(by caller: ServiceLock<ServiceCore>? = nil,
+                                     _ body: (inout Contents) throws(GeofencingError) -> Void) throws(GeofencingError) {
+        while true {
+            if let owner = contents.withLock({ $0.owner.lock }), owner !== caller {
+                // Taking the owner's lock pays what it owes; meanwhile the debt may have passed to
+                // another service, and then this goes round again.
+                let done = try owner.withLock { (_: inout ServiceCore) throws(GeofencingError) -> Bool in
+                    try attempt(settled: owner, caller: caller, body)
+                }
+                if done { return }
+            } else if try attempt(settled: nil, caller: caller, body) {
+                return
+            }
+        }
+    }
+
+    /// Runs `body` on the contents unless a service other than `settled` (whose lock is held, so it owes
+    /// nothing) and `caller` owes states; returns whether it ran.
+    private func attempt(settled: ServiceLock<ServiceCore>?, caller: ServiceLock<ServiceCore>?,
+                         _ body: (inout Contents) throws(GeofencingError) -> Void) throws(GeofencingError) -> Bool {
+        try contents.withLock { (c: inout Contents) throws(GeofencingError) -> Bool in
+            if let owner = c.owner.lock, owner !== settled, owner !== caller { return false }
+            if c.owner.lock !== caller { c.owner.lock = nil }
+            try body(&c)
+            return true
+        }
+    }
+
+    /// Writes the states a service owed (``ServiceCore/payOwedStates()``) into the store's, and records
+    /// that `owner` (the lock of the service paying, which holds it) owes nothing more.
+    func payOwedStates(by owner: ServiceLock<ServiceCore>?, _ write: (inout DeviceStates) -> Void) {
+        contents.withLock { c in
+            write(&c.devices)
+            if c.owner.lock === owner { c.owner.lock = nil }
+        }
+    }
+
+    /// Whether a commit whose first event has sequence `sequence + 1` continues the log (the one way an
+    /// in-place commit fails is that it does not).
+    func continuesLog(after sequence: Int64) -> Bool {
+        contents.withLock { Int64($0.events.count) == sequence }
     }
 
     /// ``commit(_:)`` with more device states written in place: after `changes`' forgotten devices and
@@ -49,12 +106,19 @@ public final class InMemoryGeofencingStore: GeofencingStore {
     /// store's lock, before the events are appended. Nothing is changed when the commit fails (the
     /// event sequence is checked first), and `writeDevices` is then not called.
     ///
-    /// The service's commit (``ServiceCore/commitInPlace(_:)``) has the engine write each changed
+    /// The service's commit (``ServiceCore/commitInPlace(lazily:)``) has the engine write each changed
     /// device's state here, where the store keeps it, instead of into a ``DeviceChange`` that the store
     /// then copies (and whose old state it releases): the one copy of a device's state that a commit
-    /// makes is this store's.
-    func commit(_ changes: StoreChanges, writingDevices writeDevices: (inout DeviceStates) -> Void) throws(GeofencingError) {
-        try contents.withLock { (c: inout Contents) throws(GeofencingError) in
+    /// makes is this store's. `writeDevices` may also leave a stored device's state unwritten, *owed*:
+    /// the committing service's engine holds it, unchanged until that service pays it
+    /// (``ServiceCore/payOwedStates()``), which it does whenever its lock is taken for anything but a
+    /// call that commits what it changes in the same hold. `writeDevices` returns whether it left states
+    /// owed; `owner` is then recorded as the service that owes them (the lock of the service committing,
+    /// which holds it). Every reader of device states and every other writer first takes that lock,
+    /// which pays them (``withSettledContents(by:_:)``).
+    func commit(_ changes: StoreChanges, by owner: ServiceLock<ServiceCore>?,
+                writingDevices writeDevices: (inout DeviceStates) -> Bool) throws(GeofencingError) {
+        try withSettledContents(by: owner) { (c: inout Contents) throws(GeofencingError) in
             var next = Int64(c.events.count) + 1
             for logged in changes.events {
                 guard logged.sequence == next else {
@@ -95,7 +159,7 @@ public final class InMemoryGeofencingStore: GeofencingStore {
                     if !presenceChanged { c.devices.states[added].memberships = [] }
                 }
             }
-            writeDevices(&c.devices)
+            if writeDevices(&c.devices) { c.owner.lock = owner }
             c.events.append(changes.events)
             if let consent = changes.serviceConsent { c.serviceConsent = consent }
             c.deviceConsents.merge(changes.deviceConsents) { $1 }

@@ -127,6 +127,14 @@ struct ServiceCore {
     /// ``InMemoryGeofencingStore``, which keeps the events as they are (see ``log(_:into:)``). Set when
     /// the store is loaded (``GeofencingService/configure(_:)``).
     var storeReadsEventIDs = true
+    /// The in-memory store when the service commits to one (its commits are made in place, under the
+    /// lock: ``commitInPlace(lazily:)``), with the lock of the service; set when the store is loaded.
+    var inPlace: InPlaceStore?
+    /// The ``books`` numbers of the devices whose committed state the in-memory store has not been given
+    /// yet: the engine holds it, unchanged since the commit, until ``payOwedStates()`` writes it there.
+    var owedStates: [Int32] = []
+    /// By ``books`` number: whether the device is in ``owedStates``.
+    var isOwed: [Bool] = []
     /// Live time, per device: the service's clock (seconds since 1970) when its last update arrived, for
     /// the devices heard from within the allowed lateness (older entries are pruned; docs/semantics.md).
     var lastArrivals: [DeviceID: Double] = [:]
@@ -273,12 +281,18 @@ struct ServiceCore {
         return batch
     }
 
+    /// Whether ``commitTicket(force:)`` will want a commit once `updates` more updates are consumed.
+    func commitDue(adding updates: Int) -> Bool {
+        if case .everyUpdates(let n)? = options?.durability { return pending.updates + updates >= n }
+        return true
+    }
+
     /// Takes every pending change out for a commit and closes the batch: changes made from now on
     /// belong to the next one.
     ///
     /// `listingDevices`: whether the touched devices' states go into the changes
     /// (``StoreChanges/devices``); without, ``writeDeviceStates(of:into:)`` writes them into the
-    /// in-memory store's states instead, as part of that store's commit (``commitInPlace(_:)``).
+    /// in-memory store's states instead, as part of that store's commit (``commitInPlace(lazily:)``).
     mutating func takeChanges(listingDevices: Bool = true) -> CommitWork {
         var work = CommitWork(batch: batch)
         batch &+= 1
@@ -373,13 +387,37 @@ struct ServiceCore {
     /// the one committed); a device new to the store is written into a fresh state and appended; a
     /// device the engine no longer knows is left as it is. Records in `work` the presence to remember as
     /// committed, as the list does.
-    mutating func writeDeviceStates(of work: inout CommitWork, into states: inout DeviceStates) {
-        let removesFences = work.removesFences, generation = engineGeneration
-        for number in work.taken.touched {
+    ///
+    /// `lazily`: a device the store holds is not written but left owed (``owedStates``), for
+    /// ``payOwedStates()`` to write when someone may read it; a device new to the store is written.
+    /// - Returns: whether a device was left owed.
+    mutating func writeDeviceStates(of work: inout CommitWork, into states: inout DeviceStates, lazily: Bool = false) -> Bool {
+        writeDeviceStates(of: work.taken.touched, removesFences: work.removesFences, into: &states,
+                          presence: &work.presence, lazily: lazily)
+    }
+
+    /// ``writeDeviceStates(of:into:lazily:)`` for the devices numbered `numbers`; the presence to remember
+    /// as committed is appended to `presence`.
+    private mutating func writeDeviceStates(
+        of numbers: [Int32], removesFences: Bool, into states: inout DeviceStates,
+        presence: inout [(Int32, [DetectionEngine.MembershipSnapshot], DetectionEngine.PresenceStamp)], lazily: Bool
+    ) -> Bool {
+        let generation = engineGeneration
+        var owes = false
+        for number in numbers {
             let e = Int(number)
+            if lazily, e < isOwed.count, isOwed[e] {
+                owes = true
+                continue
+            }
             let device = books.devices[e]
             let p = states.position(of: device, number: number)
-            if p >= 0 {
+            if p >= 0, lazily {
+                if e >= isOwed.count { isOwed += repeatElement(false, count: max(e + 1, books.devices.count) - isOwed.count) }
+                isOwed[e] = true
+                owedStates.append(number)
+                owes = true
+            } else if p >= 0 {
                 // Only the stamp is needed here, read in place: a `switch` over the element (or optional
                 // chaining through the array) copied the whole `CommittedPresence?`, memberships included.
                 let stamp = books.committed.withUnsafeBufferPointer { committed -> DetectionEngine.PresenceStamp? in
@@ -393,7 +431,7 @@ struct ServiceCore {
                 guard let written = engine.writeCommitSnapshot(of: device, handle: &books.handles[e], since: stamp,
                                                                into: &states.states[p]) else { continue }
                 guard !written.presenceUnchanged else { continue }
-                work.presence.append((number, states.states[p].memberships, written.stamp))
+                presence.append((number, states.states[p].memberships, written.stamp))
             } else {
                 let (stamp, stored) = committedPresence(e, removesFences: removesFences)
                 var state = DetectionEngine.DeviceSnapshot.unwritten(device: device, memberships: stored)
@@ -401,10 +439,31 @@ struct ServiceCore {
                                                                into: &state) else { continue }
                 // As the list's entry, appended: the memberships only when they differ from `stored`.
                 let presenceChanged = !written.presenceUnchanged && stored != state.memberships
-                if !written.presenceUnchanged { work.presence.append((number, state.memberships, written.stamp)) }
+                if !written.presenceUnchanged { presence.append((number, state.memberships, written.stamp)) }
                 if !presenceChanged { state.memberships = [] }
                 _ = states.append(state, number: number)
             }
+        }
+        return owes
+    }
+
+    /// Writes every owed device state (``owedStates``) into the in-memory store, as the commits that left
+    /// them owed would have, and remembers their presence as committed. Runs whenever the lock is taken
+    /// (``lockTaken()``), before anything can change the engine: the engine then still holds each owed
+    /// device's state as committed, since a device changed after its commit is committed again — and left
+    /// owed again — in the same hold that changed it (``GeofencingService/processCommittingInPlace(_:simulated:store:)``).
+    mutating func payOwedStates() {
+        guard !owedStates.isEmpty else { return }
+        let numbers = owedStates
+        owedStates = []
+        for number in numbers { isOwed[Int(number)] = false }
+        guard let inPlace else { return }
+        var presence: [(Int32, [DetectionEngine.MembershipSnapshot], DetectionEngine.PresenceStamp)] = []
+        inPlace.store.payOwedStates(by: inPlace.lock) { states in
+            _ = writeDeviceStates(of: numbers, removesFences: false, into: &states, presence: &presence, lazily: false)
+        }
+        for (number, memberships, stamp) in presence {
+            books.committed[Int(number)] = CommittedPresence(memberships: memberships, stamp: stamp, generation: engineGeneration)
         }
     }
 
@@ -466,8 +525,8 @@ struct ServiceCore {
     /// Only for a caller that is the group's committer (``GroupCommit/exclusively(_:)``).
     /// On failure the changes stay pending.
     mutating func commitHoldingLock(_ store: any GeofencingStore) throws(GeofencingError) {
-        if let memory = store as? InMemoryGeofencingStore {
-            if let error = commitInPlace(memory).error { throw error }
+        if inPlace != nil {
+            if let error = commitInPlace().error { throw error }
             return
         }
         var work = takeChanges()
@@ -488,12 +547,24 @@ struct ServiceCore {
     /// the store, instead of written into a ``DeviceChange``, copied by the store, and the entry's old
     /// values released. On failure (only an event sequence that does not continue the store's log: a
     /// store written by another service) nothing is stored and the changes stay pending.
+    ///
+    /// `lazily`: the states of devices the store holds are left owed (``writeDeviceStates(of:into:lazily:)``):
+    /// only for a caller that took the lock as it is (``ServiceLock/withLockAsIs(_:)``) and changed the
+    /// engine in the same hold, after any payment due (a hold taken by ``ServiceLock/withLock(_:)`` pays
+    /// at its start, and the engine is left as committed).
     /// - Returns: the outcome for ``GroupCommit``.
-    mutating func commitInPlace(_ store: InMemoryGeofencingStore) -> GroupCommit.Outcome {
+    mutating func commitInPlace(lazily: Bool = false) -> GroupCommit.Outcome {
         var work = takeChanges(listingDevices: false)
         guard !work.isEmpty else { return .init(durableBelow: work.batch + 1, error: nil) }
+        guard let inPlace else {
+            // Not configured on the in-memory store: there are no changes to commit then.
+            failed(work)
+            return .init(durableBelow: nil, error: .notConfigured, attemptedThrough: work.batch)
+        }
         do {
-            try store.commit(work.changes) { states in writeDeviceStates(of: &work, into: &states) }
+            try inPlace.store.commit(work.changes, by: inPlace.lock) { states in
+                writeDeviceStates(of: &work, into: &states, lazily: lazily)
+            }
         } catch {
             failed(work)
             return .init(durableBelow: nil, error: CommitWork.storageError(error, work.changes, devices: work.taken.touched.count),
@@ -603,6 +674,21 @@ struct ServiceCore {
     }
 }
 
+extension ServiceCore: LockedValue {
+    /// Pays the device states owed to the in-memory store (``payOwedStates()``) before the lock's holder
+    /// can read or change anything.
+    mutating func lockTaken() {
+        if !owedStates.isEmpty { payOwedStates() }
+    }
+}
+
+/// The in-memory store a service commits to in place, and the service's lock (which the store takes to
+/// have owed states paid: ``InMemoryGeofencingStore/commit(_:by:writingDevices:)``).
+struct InPlaceStore {
+    let store: InMemoryGeofencingStore
+    weak var lock: ServiceLock<ServiceCore>?
+}
+
 /// What the store holds of a device's presence since the last commit, and the engine's stamp of it then.
 struct CommittedPresence {
     /// The memberships the store holds.
@@ -632,7 +718,7 @@ struct CommitWork {
     /// when its state is written (the stamps do not hold).
     var removesFences = false
     /// Whether ``changes`` list the touched devices (else the in-memory store's commit has them written
-    /// in place: ``ServiceCore/commitInPlace(_:)``).
+    /// in place: ``ServiceCore/commitInPlace(lazily:)``).
     var listsDevices = true
     var acceptedSequence: Int64 = 0
     var arrivals: UInt64 = 0
