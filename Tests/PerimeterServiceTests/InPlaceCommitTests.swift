@@ -40,21 +40,11 @@ struct InPlaceCommitTests {
         var position = 0, steps = 0, forgets = 0, removals = 0, reopens = 0, statesSeen = 0
         /// Runs `call` on both services and checks that both give the same result.
         func both<T: Equatable>(_ what: String, _ call: (GeofencingService) throws -> T) throws {
-            let results = try services.map { service -> Result<T, GeofencingError> in
-                do { return .success(try call(service)) } catch let error as GeofencingError { return .failure(error) }
-            }
-            switch (results[0], results[1]) {
-            case let (.success(a), .success(b)): #expect(a == b, "step \(steps) (\(what)): results")
-            case let (.failure(a), .failure(b)): #expect(a.code == b.code, "step \(steps) (\(what)): errors")
-            default: Issue.record("step \(steps) (\(what)): \(results[0]) against \(results[1])")
-            }
+            try expectAlike(services, "step \(steps) (\(what))", call)
         }
         /// ``both(_:_:)`` for a call that returns nothing.
         func both(_ what: String, _ call: (GeofencingService) throws -> Void) throws {
-            try both(what) { service -> Bool in
-                try call(service)
-                return true
-            }
+            try expectAlike(services, "step \(steps) (\(what))", call)
         }
         while position < scenario.updates.count {
             steps += 1

@@ -152,3 +152,28 @@ final class RecordingObserver: ExtendedGeofencingObserver, @unchecked Sendable {
 }
 
 func date(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
+
+/// Makes the same call on every service of a set that must behave alike (twin services on different
+/// stores) and records an issue, naming `context`, unless all returned equal results or all failed with
+/// the same error code. Errors other than ``GeofencingError`` end the test.
+func expectAlike<T: Equatable>(_ services: [GeofencingService], _ context: String,
+                               _ call: (GeofencingService) throws -> T) throws {
+    let results = try services.map { service -> Result<T, GeofencingError> in
+        do { return .success(try call(service)) } catch let error as GeofencingError { return .failure(error) }
+    }
+    for other in results.dropFirst() {
+        switch (results[0], other) {
+        case let (.success(a), .success(b)): #expect(a == b, "\(context): results")
+        case let (.failure(a), .failure(b)): #expect(a.code == b.code, "\(context): errors")
+        default: Issue.record("\(context): \(results[0]) against \(other)")
+        }
+    }
+}
+
+/// ``expectAlike(_:_:_:)`` for a call that returns nothing.
+func expectAlike(_ services: [GeofencingService], _ context: String, _ call: (GeofencingService) throws -> Void) throws {
+    try expectAlike(services, context) { service -> Bool in
+        try call(service)
+        return true
+    }
+}
