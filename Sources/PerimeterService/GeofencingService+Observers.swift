@@ -35,7 +35,8 @@ extension GeofencingService {
     /// Sets the one *event sink*: called with the events each call logs, in log order across all
     /// calls and threads (a stream's order, without a task per event), while the call still holds the
     /// service's lock — so it must be quick (hand the events to another thread) and must not call the
-    /// service. For a server that feeds its event streams from one thread of its own; `nil` removes it.
+    /// service or read its store (an ``InMemoryGeofencingStore`` a service commits to answers reads under
+    /// that service's lock, which the sink's thread already holds). For a server that feeds its event streams from one thread of its own; `nil` removes it.
     /// The sink stays set across ``configure(_:)`` and ``close()``.
     ///
     /// With `whenStored`, the sink hears the events only once the commit that stored them succeeded
