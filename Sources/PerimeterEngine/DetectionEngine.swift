@@ -278,9 +278,62 @@ public struct DetectionEngine: Sendable {
     /// and compares it with the slot's id in place; a rejection, a new device and the stream options copy it.
     /// `handle` is the caller's ``DeviceHandle``, checked and corrected as ``process(_:handle:into:)``
     /// says, or `nil` to resolve the id without one.
+    ///
+    /// Split in two so that the common update does not pay for the rare ones' frame: an update with a
+    /// valid time and an ordinary position (latitude within ±90°, longitude below 180° in magnitude), on
+    /// an engine without options, goes to ``processInOrder(deviceAt:time:coordinate:handle:into:)``,
+    /// which returns a `Bool` in a register; everything else — rejections (a `Rejection?` of 40 bytes,
+    /// built and returned through memory), the stream and options hand-offs, positions to wrap — is
+    /// ``processInFull(deviceAt:time:coordinate:accuracy:handle:into:)``, out of line. An out-of-order
+    /// update found by the first is given to the second whole: its work before the rejection (resolving
+    /// the device, correcting the handle) is idempotent, so the second repeats it and rejects it exactly
+    /// as a single pass would.
+    @inline(__always)
     mutating func process(deviceAt device: UnsafePointer<DeviceID>, time: Date, coordinate original: Coordinate,
                           accuracy: Double?, handle: UnsafeMutablePointer<DeviceHandle>?,
                           into events: inout [GeofenceEvent]) -> Rejection? {
+        let t = time.timeIntervalSince1970
+        if !usesStreamOptions, !usesOptions, LocationUpdate.acceptedTimes.contains(t),
+           abs(original.latitude) <= 90, abs(original.longitude) < 180,  // `normalised` returns such a position as is
+           processInOrder(deviceAt: device, time: t, coordinate: original, handle: handle, into: &events) {
+            return nil
+        }
+        return processInFull(deviceAt: device, time: time, coordinate: original, accuracy: accuracy,
+                             handle: handle, into: &events)
+    }
+
+    /// The common part of ``process(deviceAt:time:coordinate:accuracy:handle:into:)``: an update whose time
+    /// is valid and whose `coordinate` needs no normalising, on an engine without stream options or
+    /// per-fence options. Resolves the device; when the update is not older than the device's last one,
+    /// counts it, queries the index and evaluates it, and returns `true`; else returns `false` having
+    /// changed nothing but the device's resolution (a new device is never out of order) and `handle`.
+    /// Out of line with few live values, so that its frame holds only what the accepted path needs.
+    @inline(never)
+    mutating func processInOrder(deviceAt device: UnsafePointer<DeviceID>, time t: Double, coordinate: Coordinate,
+                                 handle: UnsafeMutablePointer<DeviceHandle>?,
+                                 into events: inout [GeofenceEvent]) -> Bool {
+        let deviceSlot: Int32
+        if let handle, holds(handle.pointee, deviceAt: device) {
+            deviceSlot = handle.pointee.slot
+        } else {
+            deviceSlot = resolve(deviceAt: device)
+            handle?.pointee = DeviceHandle(slot: deviceSlot)
+        }
+        // A new device's last time is -infinity: nothing is older.
+        guard t >= devices[Int(deviceSlot)].lastTime else { return false }
+        statistics.acceptedUpdates += 1
+        fences.slots(containing: coordinate, into: &scratch)
+        evaluate(deviceSlot: deviceSlot, time: t, coordinate: coordinate, into: &events)
+        return true
+    }
+
+    /// ``process(deviceAt:time:coordinate:accuracy:handle:into:)`` of any update, in one pass: every check,
+    /// the rejections, the stream and options hand-offs. Out of line: the common update goes through
+    /// ``processInOrder(deviceAt:time:coordinate:handle:into:)`` instead.
+    @inline(never)
+    mutating func processInFull(deviceAt device: UnsafePointer<DeviceID>, time: Date, coordinate original: Coordinate,
+                                accuracy: Double?, handle: UnsafeMutablePointer<DeviceHandle>?,
+                                into events: inout [GeofenceEvent]) -> Rejection? {
         let t = time.timeIntervalSince1970
         guard LocationUpdate.acceptedTimes.contains(t) else {
             statistics.rejectedUpdates += 1
