@@ -326,14 +326,8 @@ public struct DetectionEngine: Sendable {
                                  into events: inout [GeofenceEvent]) -> Bool {
         let t = time.timeIntervalSince1970
         guard LocationUpdate.acceptedTimes.contains(t),
-              abs(coordinate.latitude) <= 90, abs(coordinate.longitude) < 180 else { return false }
-        let deviceSlot: Int32
-        if let handle, holds(handle.pointee, deviceAt: device) {
-            deviceSlot = handle.pointee.slot
-        } else {
-            deviceSlot = resolve(deviceAt: device)
-            handle?.pointee = DeviceHandle(slot: deviceSlot)
-        }
+              Self.isOrdinary(coordinate) else { return false }
+        let deviceSlot = resolve(deviceAt: device, handle: handle)
         // A new device's last time is -infinity: nothing is older.
         guard t >= devices[Int(deviceSlot)].lastTime else { return false }
         statistics.acceptedUpdates += 1
@@ -359,13 +353,7 @@ public struct DetectionEngine: Sendable {
             return .invalidCoordinate(device: device.pointee, coordinate: original)
         }
 
-        let deviceSlot: Int32
-        if let handle, holds(handle.pointee, deviceAt: device) {
-            deviceSlot = handle.pointee.slot
-        } else {
-            deviceSlot = resolve(deviceAt: device)
-            handle?.pointee = DeviceHandle(slot: deviceSlot)
-        }
+        let deviceSlot = resolve(deviceAt: device, handle: handle)
         if usesStreamOptions {
             return intake(device.pointee, deviceSlot: deviceSlot, date: time, time: t, coordinate: coordinate,
                           accuracy: accuracy, into: &events)
@@ -405,6 +393,17 @@ public struct DetectionEngine: Sendable {
         guard slot >= 0, Int(slot) < devices.count else { return false }
         if !forgottenSlots.isEmpty, forgottenSlots.contains(slot) { return false }
         return devices[Int(slot)].id == device.pointee
+    }
+
+    /// The slot of the id at `device`: `handle`'s when it holds that device (``holds(_:deviceAt:)``), else
+    /// ``resolve(deviceAt:)``'s, which `handle` (when given) is then set to. Both halves of `process`
+    /// resolve a device through it.
+    @inline(__always)
+    mutating func resolve(deviceAt device: UnsafePointer<DeviceID>, handle: UnsafeMutablePointer<DeviceHandle>?) -> Int32 {
+        if let handle, holds(handle.pointee, deviceAt: device) { return handle.pointee.slot }
+        let slot = resolve(deviceAt: device)
+        handle?.pointee = DeviceHandle(slot: slot)
+        return slot
     }
 
     /// The slot of the id at `device`, which is added when the engine does not know it. (Inlined: its call and
@@ -883,12 +882,17 @@ public struct DetectionEngine: Sendable {
                       reason: reason, fenceSlot: m.slot)
     }
 
+    /// Whether `c` is a position ``normalised(_:)`` returns as it is: latitude within ±90°, longitude
+    /// below 180° in magnitude (false for NaN).
+    @inline(__always)
+    static func isOrdinary(_ c: Coordinate) -> Bool { abs(c.latitude) <= 90 && abs(c.longitude) < 180 }
+
     /// `c` with its longitude wrapped into [−180°, 180°) (180° itself is −180°), or `nil` when it is no
     /// position on Earth.
     @inline(__always)
     private static func normalised(_ c: Coordinate) -> Coordinate? {
         // Most positions need nothing (NaN fails both comparisons): no call for them.
-        if abs(c.latitude) <= 90, abs(c.longitude) < 180 { return c }
+        if isOrdinary(c) { return c }
         return normalisedOutlying(c)
     }
 
